@@ -1,0 +1,39 @@
+"""Shared fixtures: simulate the hardware of the machines the series promises to run on.
+
+No GPU is needed: `torch.cuda.device_count` and `torch.backends.mps.is_available` are
+monkeypatched, which is all the device-selection helpers consult. Tensors are never
+allocated on the simulated devices, since the hardware is not really there.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+MACHINES = {
+    # name: (number of CUDA GPUs, Apple MPS available)
+    "cpu-only": (0, False),
+    "one-cuda-gpu": (1, False),
+    "two-cuda-gpus": (2, False),
+    "apple-mps": (0, True),
+}
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    """Return a function that makes torch report the given machine's hardware."""
+
+    def simulate(name: str) -> None:
+        n_cuda, mps = MACHINES[name]
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: n_cuda)
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: n_cuda > 0)
+        monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+
+    return simulate

@@ -1,0 +1,31 @@
+"""Generated parts (navigation, badges, setup cells, the README lesson table) are up to date."""
+
+from __future__ import annotations
+
+import sync_notebooks
+from series import ROOT, lessons
+
+
+def test_generated_parts_match_what_the_script_writes():
+    stale = [p.relative_to(ROOT).as_posix() for p, text in sync_notebooks.planned().items()
+             if p.read_text(encoding="utf-8") != text]
+    assert not stale, f"edited by hand or not regenerated; run `make sync`: {stale}"
+
+
+def test_lessons_are_numbered_in_reading_order_without_gaps():
+    numbers = [int(lesson.number) for lesson in lessons()]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+
+
+def test_every_lesson_has_its_solutions_notebook():
+    for lesson in lessons():
+        assert lesson.solutions.exists(), lesson.solutions
+
+
+def test_every_lesson_ends_with_a_summary_and_exercises():
+    import json
+
+    for lesson in lessons():
+        text = "\n".join("".join(c["source"]) for c in json.loads(lesson.path.read_text())["cells"]
+                         if c["cell_type"] == "markdown")
+        assert "## Summary" in text and "## Exercises" in text, lesson.path.name

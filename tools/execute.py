@@ -1,0 +1,115 @@
+"""Execute the series' notebooks.
+
+  python tools/execute.py outputs [NOTEBOOK ...]
+      Re-create the stored outputs: run each notebook in place on the CPU reference
+      (CUDA hidden), then clean it (kernel metadata, no per-cell metadata but tags,
+      no ANSI colour codes). Without arguments: every lesson and solutions notebook.
+
+  python tools/execute.py run [--out DIR]
+      Run every notebook on the best device of this machine, writing the executed
+      copies under DIR (default build/run) and leaving the committed notebooks alone.
+      Prints a table (notebook, device, seconds, result); exits 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from series import ROOT, all_notebooks  # noqa: E402
+from sync_notebooks import set_metadata  # noqa: E402
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def execute(nb: nbformat.NotebookNode, folder: Path, timeout: int = 600) -> None:
+    """Run every cell in a fresh kernel whose working folder is the notebook's own."""
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+
+
+def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Strip what differs between runs and machines but teaches nothing."""
+    set_metadata(nb)
+    for cell in nb.cells:
+        cell.metadata = {"tags": cell.metadata["tags"]} if cell.metadata.get("tags") else {}
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                out.traceback = [ANSI.sub("", line) for line in out.traceback]
+            elif out.output_type == "stream":
+                out.text = ANSI.sub("", out.text)
+            if "metadata" in out and out.output_type != "stream":
+                out.metadata = {}
+    return nb
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+
+
+def outputs(paths: list[Path]) -> int:
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the stored outputs are the CPU reference
+    import torch
+
+    if torch.backends.mps.is_available():
+        print("Stored outputs are the CPU reference; run `make outputs` on a machine without MPS.")
+        return 1
+    for path in paths:
+        start = time.perf_counter()
+        nb = nbformat.read(path, as_version=4)
+        execute(nb, path.parent)
+        write(clean(nb), path)
+        print(f"{path.relative_to(ROOT)}: {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def run(out_dir: Path) -> int:
+    sys.path.insert(0, str(ROOT))
+    import utils
+
+    device = str(utils.try_gpu())
+    rows, failed = [], 0
+    for path in all_notebooks():
+        rel = path.relative_to(ROOT)
+        nb = nbformat.read(path, as_version=4)
+        start = time.perf_counter()
+        try:
+            execute(nb, path.parent)
+            result = "ok"
+        except CellExecutionError as err:
+            result = "FAILED: " + (str(err).strip().splitlines() or ["error"])[-1][:60]
+            failed += 1
+        rows.append((str(rel), device, f"{time.perf_counter() - start:.1f}", result))
+        write(nb, out_dir / rel)
+    widths = [max(len(r[i]) for r in rows + [("notebook", "device", "seconds", "result")]) for i in range(4)]
+    for row in [("notebook", "device", "seconds", "result"), *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    print(f"{len(rows) - failed} ran, {failed} failed; executed copies are in {out_dir.relative_to(ROOT)}/")
+    return 1 if failed else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Execute the series' notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_out = sub.add_parser("outputs", help="re-create the stored outputs (CPU reference)")
+    p_out.add_argument("notebooks", nargs="*", type=Path)
+    p_run = sub.add_parser("run", help="run every notebook on the best device into build/")
+    p_run.add_argument("--out", type=Path, default=ROOT / "build" / "run")
+    args = parser.parse_args()
+    if args.command == "outputs":
+        return outputs([p.resolve() for p in args.notebooks] or all_notebooks())
+    return run(args.out.resolve())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

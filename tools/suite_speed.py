@@ -1,0 +1,61 @@
+"""Benchmark: strict nbval over the series against its floor.
+
+The floor is the same number of notebooks whose only cell is `import torch`, run with the
+same pytest options. The ratio (series / floor) is what the issue tracker asks about; it is
+a measurement, not a test, so it never fails a build. Usage:
+
+  python tools/suite_speed.py [--repeat 3] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from series import ROOT, all_notebooks  # noqa: E402
+
+
+def pytest_seconds(target: list[str], workers: int) -> float:
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
+           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg")]
+    if workers > 1:
+        cmd += ["-n", str(workers), "--dist", "loadscope"]
+    start = time.perf_counter()
+    subprocess.run(cmd + target, cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    notebooks = all_notebooks()
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(len(notebooks)):
+            nb = nbformat.v4.new_notebook()
+            cell = nbformat.v4.new_code_cell("import torch")
+            cell.execution_count = 1
+            nb.cells = [cell]
+            nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+            nbformat.write(nb, Path(tmp) / f"floor_{k:02d}.ipynb")
+        series = [statistics.median(pytest_seconds(["notebooks"], args.workers) for _ in range(args.repeat))]
+        floor = [statistics.median(pytest_seconds([tmp], args.workers) for _ in range(args.repeat))]
+    ratio = series[0] / floor[0]
+    print(f"{len(notebooks)} notebooks, {args.workers} worker(s), median of {args.repeat} runs")
+    print(f"series (strict nbval): {series[0]:6.1f} s")
+    print(f"floor (import torch):  {floor[0]:6.1f} s")
+    print(f"ratio:                 {ratio:6.2f}x (target: at most 1.5x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
