@@ -43,8 +43,8 @@ lab: $(STAMP) ## Open the lessons in JupyterLab
 	$(VENV)/bin/jupyter lab notebooks/
 
 outputs: $(STAMP) ## Re-create the stored outputs by running every notebook on the CPU reference
-	$(PY) tools/execute.py outputs
 	$(PY) tools/sync_notebooks.py
+	$(PY) tools/execute.py outputs
 
 sync: $(STAMP) ## Regenerate headers, setup cells, navigation and the README lesson table
 	$(PY) tools/sync_notebooks.py

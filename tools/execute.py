@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,8 +34,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 def execute(nb: nbformat.NotebookNode, folder: Path, timeout: int = 600) -> None:
     """Run every cell in a fresh kernel whose working folder is the notebook's own."""
+    # The kernel's own stderr only carries start-up chatter; cell errors arrive as outputs.
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(folder)}}).execute()
+                   resources={"metadata": {"path": str(folder)}}).execute(stderr=subprocess.DEVNULL)
 
 
 def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
