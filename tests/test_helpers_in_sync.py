@@ -6,7 +6,6 @@ import ast
 import json
 
 import pytest
-
 from series import ROOT, all_notebooks
 
 UTILS = (ROOT / "utils.py").read_text(encoding="utf-8")

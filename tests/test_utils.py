@@ -88,7 +88,7 @@ def test_model_device_refuses_a_model_without_tensors():
 
 
 def test_model_device_refuses_what_is_not_a_module():
-    with pytest.raises(TypeError, match="nn.Module"):
+    with pytest.raises(TypeError, match=r"nn\.Module"):
         utils.model_device(torch.ones(3))
 
 

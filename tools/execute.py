@@ -26,8 +26,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from series import ROOT, all_notebooks  # noqa: E402
-from sync_notebooks import set_metadata  # noqa: E402
+from series import ROOT, all_notebooks
+from sync_notebooks import set_metadata
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -46,12 +46,28 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata = {"tags": cell.metadata["tags"]} if cell.metadata.get("tags") else {}
         for out in cell.get("outputs", []):
             if out.output_type == "error":
-                out.traceback = [ANSI.sub("", line) for line in out.traceback]
+                out.traceback = tidy_traceback(out.traceback)
             elif out.output_type == "stream":
                 out.text = ANSI.sub("", out.text)
             if "metadata" in out and out.output_type != "stream":
                 out.metadata = {}
     return nb
+
+
+def tidy_traceback(frames: list[str]) -> list[str]:
+    """Remove colour codes, show the series' own files by their path in the repository, and fold
+    frames inside installed libraries (their paths are this machine's, and they teach nothing)."""
+    kept, hidden = [], 0
+    for frame in (ANSI.sub("", f) for f in frames):
+        if frame.startswith("File "):
+            if str(ROOT / ".venv") in frame or str(ROOT) not in frame:
+                hidden += 1
+                continue
+            frame = frame.replace(str(ROOT) + os.sep, "")
+        kept.append(frame)
+    if hidden:
+        kept.insert(-1, f"[{hidden} frame(s) inside installed libraries folded by tools/execute.py]")
+    return kept
 
 
 def write(nb: nbformat.NotebookNode, path: Path) -> None:
@@ -93,9 +109,9 @@ def run(out_dir: Path) -> int:
             failed += 1
         rows.append((str(rel), device, f"{time.perf_counter() - start:.1f}", result))
         write(nb, out_dir / rel)
-    widths = [max(len(r[i]) for r in rows + [("notebook", "device", "seconds", "result")]) for i in range(4)]
+    widths = [max(len(r[i]) for r in [*rows, ("notebook", "device", "seconds", "result")]) for i in range(4)]
     for row in [("notebook", "device", "seconds", "result"), *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     print(f"{len(rows) - failed} ran, {failed} failed; executed copies are in {out_dir.relative_to(ROOT)}/")
     return 1 if failed else 0
 

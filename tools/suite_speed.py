@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from series import ROOT, all_notebooks  # noqa: E402
+from series import ROOT, all_notebooks
 
 
 def pytest_seconds(target: list[str], workers: int) -> float:

@@ -1,0 +1,52 @@
+"""Property-based tests: every helper of utils.py answers bad arguments with a clear error."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+import utils
+
+not_an_int = st.one_of(
+    st.floats(allow_nan=True), st.text(), st.none(), st.booleans(), st.lists(st.integers(), max_size=2),
+    st.complex_numbers(), st.binary(max_size=4), st.just(torch.tensor(0)),
+)
+settings.register_profile("series", max_examples=60, deadline=None)
+settings.load_profile("series")
+
+
+@given(not_an_int)
+def test_try_gpu_raises_type_error_for_anything_but_an_int(bad):
+    with pytest.raises(TypeError, match="must be an int"):
+        utils.try_gpu(bad)
+
+
+@given(st.integers(max_value=-1))
+def test_try_gpu_raises_value_error_for_any_negative_index(bad):
+    with pytest.raises(ValueError, match="0 or more"):
+        utils.try_gpu(bad)
+
+
+@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=16))
+def test_try_gpu_returns_that_gpu_or_the_cpu_for_any_index(i, n_gpus):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch.cuda, "device_count", lambda: n_gpus)
+        mp.setattr(torch.backends.mps, "is_available", lambda: False)
+        expected = torch.device(f"cuda:{i}") if i < n_gpus else torch.device("cpu")
+        assert utils.try_gpu(i) == expected
+        assert utils.try_all_gpus() == ([torch.device(f"cuda:{k}") for k in range(n_gpus)] or [torch.device("cpu")])
+
+
+@given(st.one_of(st.integers(), st.text(), st.none(), st.lists(st.integers()), st.just(torch.ones(2))))
+def test_model_device_raises_type_error_for_anything_but_a_module(bad):
+    with pytest.raises(TypeError, match=r"nn\.Module"):
+        utils.model_device(bad)
+
+
+@given(st.sampled_from([nn.ReLU(), nn.Identity(), nn.Sequential(), nn.Dropout(), nn.Flatten()]))
+def test_model_device_raises_value_error_for_a_module_without_tensors(module):
+    with pytest.raises(ValueError, match="no parameters or buffers"):
+        utils.model_device(module)
