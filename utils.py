@@ -15,13 +15,18 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Callable
 
 import torch
 from torch import nn
+from torch.utils import benchmark
 
 __all__ = [
+    "gpu_peaks",
     "hardware_summary",
+    "median_seconds",
     "model_device",
+    "synchronize",
     "try_all_gpus",
     "try_gpu",
     "two_different_devices",
@@ -104,6 +109,83 @@ def model_device(net: nn.Module) -> torch.device:
         names = ", ".join(sorted(str(d) for d in devices))
         raise ValueError(f"{type(net).__name__} is spread over several devices: {names}")
     return devices.pop()
+
+
+# --- Lesson 05: measuring device speed -----------------------------------------
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait until all work queued on ``device`` has finished.
+
+    - CUDA: ``torch.cuda.synchronize(device)``. GPU work is asynchronous: an
+      operation returns as soon as it is queued, so a clock read without this
+      measures the launch, not the work.
+    - Apple silicon (MPS): ``torch.mps.synchronize()``.
+    - CPU (and ``meta``): nothing to wait for; CPU operations finish before they return.
+    """
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def median_seconds(fn: Callable[[], object], device: torch.device, min_run_time: float = 0.2) -> float:
+    """Return the median time in seconds of one call of ``fn()``, whose work runs on ``device``.
+
+    Calls ``fn`` once to warm up, then lets ``torch.utils.benchmark`` repeat it in
+    blocks for at least ``min_run_time`` seconds, synchronising ``device`` after each
+    call so that the clock covers the device's work. The same on every machine.
+    Raises ``TypeError`` if ``fn`` is not callable or ``min_run_time`` not a number,
+    and ``ValueError`` if ``min_run_time`` is not positive.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if isinstance(min_run_time, bool) or not isinstance(min_run_time, (int, float)):
+        raise TypeError(f"min_run_time must be a number of seconds, got {type(min_run_time).__name__}")
+    if not min_run_time > 0:
+        raise ValueError(f"min_run_time must be positive, got {min_run_time}")
+
+    def call() -> None:
+        fn()
+        synchronize(device)
+
+    call()  # warm-up: the first call pays for memory allocation and kernel selection
+    timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
+    return timer.blocked_autorange(min_run_time=min_run_time).median
+
+
+def gpu_peaks(device: torch.device) -> dict[str, float] | None:
+    """Return the published peak figures of ``device``'s GPU model, or ``None`` if unknown.
+
+    Keys: ``fp32_tflops`` (float32 without tensor cores, which is what a float32
+    matrix product uses unless TF32 is switched on), ``memory_gbps`` (GPU memory)
+    and ``pcie_gbps`` (one direction of the host link, PCIe x16). Known models:
+    T4, L4, A10G, V100, A100, H100, H200, from NVIDIA's data sheets. CPU, MPS and
+    unlisted GPUs give ``None``.
+    """
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    table = [  # (part of the name, fp32 TFLOP/s, memory GB/s, PCIe GB/s); the first match wins
+        ("H200", 67.0, 4800.0, 63.0),
+        ("H100 PCIe", 51.0, 2000.0, 63.0),
+        ("H100", 67.0, 3350.0, 63.0),
+        ("A100-PCIE-40GB", 19.5, 1555.0, 31.5),
+        ("A100-SXM4-40GB", 19.5, 1555.0, 31.5),
+        ("A100", 19.5, 2039.0, 31.5),
+        ("A10G", 31.2, 600.0, 31.5),
+        ("L40S", 91.6, 864.0, 31.5),
+        ("L40", 90.5, 864.0, 31.5),
+        ("L4", 30.3, 300.0, 31.5),
+        ("V100", 15.7, 900.0, 15.75),
+        ("T4", 8.1, 320.0, 15.75),
+    ]
+    for model, fp32, memory, pcie in table:
+        if model in name:
+            return {"fp32_tflops": fp32, "memory_gbps": memory, "pcie_gbps": pcie}
+    return None
 
 
 # --- Used by every lesson's hardware cell (not a lesson topic itself) -----------

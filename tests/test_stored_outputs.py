@@ -81,3 +81,15 @@ def test_cells_meant_to_fail_store_their_error_and_others_do_not(path):
                 f"cell {i}: ignoring the output of a failing cell would stop nbval checking that it fails"
         else:
             assert not errors, f"cell {i} stored an error without the raises-exception tag"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_every_nbval_marker_is_one_nbval_recognises(path):
+    """nbval only honours a marker comment that is exactly its name: '# NBVAL_IGNORE_OUTPUT: why'
+    is silently ignored, and the cell is then compared after all."""
+    from nbval.plugin import comment_markers
+
+    for i, cell in enumerate(load(path)["cells"]):
+        for line in "".join(cell["source"]).splitlines():
+            if line.strip().lstrip("#").strip().startswith("NBVAL"):
+                assert line.strip().lstrip("#").strip() in comment_markers, f"cell {i}: {line!r}"
