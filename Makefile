@@ -22,7 +22,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipynb)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench-suite clean
+.PHONY: help venv run test test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench bench-suite clean
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -75,6 +75,9 @@ outputs: $(STAMP) ## Re-create the stored outputs by running every notebook on t
 
 sync: $(STAMP) ## Regenerate headers, setup cells, navigation and the README lesson table
 	$(PY) tools/sync_notebooks.py
+
+bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) into build/bench.json
+	$(PY) tools/bench.py
 
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch
 	$(PY) tools/suite_speed.py --workers $(WORKERS)
