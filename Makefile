@@ -20,6 +20,8 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 # Every notebook, in reverse reading order: each runs in a fresh kernel (nbval starts one per
 # notebook), and running the last lesson first proves that none leans on another's leftovers.
 NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipynb)
+# Test kernels use short tracebacks (see tests/ipython/profile_default/ipython_config.py).
+export IPYTHONDIR := $(CURDIR)/tests/ipython
 
 .DEFAULT_GOAL := help
 .PHONY: help venv run test test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench bench-suite clean
@@ -37,7 +39,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $@
 
 run: $(STAMP) ## Run every lesson on this machine's best device into build/run/ and print a table
-	$(PY) tools/execute.py run
+	env -u IPYTHONDIR $(PY) tools/execute.py run
 
 test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse order, fresh kernels)
 	$(PY) -m pytest tests $(NOTEBOOKS_REVERSED) $(NBVAL)
@@ -71,7 +73,7 @@ lab: $(STAMP) ## Open the lessons in JupyterLab
 
 outputs: $(STAMP) ## Re-create the stored outputs by running every notebook on the CPU reference
 	$(PY) tools/sync_notebooks.py
-	$(PY) tools/execute.py outputs
+	env -u IPYTHONDIR $(PY) tools/execute.py outputs
 
 sync: $(STAMP) ## Regenerate headers, setup cells, navigation and the README lesson table
 	$(PY) tools/sync_notebooks.py

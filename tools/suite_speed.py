@@ -1,7 +1,7 @@
 """Benchmark: strict nbval over the series against its floor.
 
 The floor is the same number of notebooks whose only cell is `import torch`, run with the
-same pytest options. The ratio (series / floor) is what the issue tracker asks about; it is
+same pytest options and IPython settings (run it through `make bench-suite`). The ratio (series / floor) is what the issue tracker asks about; it is
 a measurement, not a test, so it never fails a build. Usage:
 
   python tools/suite_speed.py [--repeat 3] [--workers 2]
@@ -47,7 +47,9 @@ def main() -> int:
             nb.cells = [cell]
             nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
             nbformat.write(nb, Path(tmp) / f"floor_{k:02d}.ipynb")
-        series = [statistics.median(pytest_seconds(["notebooks"], args.workers) for _ in range(args.repeat))]
+        # the same notebooks, in the same (reverse reading) order as `make test`
+        in_order = sorted((str(p.relative_to(ROOT)) for p in notebooks), reverse=True)
+        series = [statistics.median(pytest_seconds(in_order, args.workers) for _ in range(args.repeat))]
         floor = [statistics.median(pytest_seconds([tmp], args.workers) for _ in range(args.repeat))]
     ratio = series[0] / floor[0]
     print(f"{len(notebooks)} notebooks, {args.workers} worker(s), median of {args.repeat} runs")
