@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 
@@ -22,15 +25,93 @@ from torch import nn
 from torch.utils import benchmark
 
 __all__ = [
+    "driver_cuda_version",
     "gpu_peaks",
     "hardware_summary",
+    "hosted_notebook",
     "median_seconds",
     "model_device",
+    "setup_advice",
     "synchronize",
     "try_all_gpus",
     "try_gpu",
     "two_different_devices",
 ]
+
+
+# --- Lesson 00: check your setup ------------------------------------------------
+
+
+def hosted_notebook() -> str | None:
+    """Return "Colab" or "Kaggle" when this kernel runs there, else ``None``.
+
+    Read from the environment those services set; the same call on every machine.
+    """
+    if "COLAB_RELEASE_TAG" in os.environ or "google.colab" in sys.modules:
+        return "Colab"
+    if "KAGGLE_KERNEL_RUN_TYPE" in os.environ or os.path.isdir("/kaggle"):
+        return "Kaggle"
+    return None
+
+
+def driver_cuda_version() -> str | None:
+    """Return the newest CUDA version the NVIDIA driver supports, as ``nvidia-smi`` reports it.
+
+    ``None`` on a machine without ``nvidia-smi`` (no NVIDIA driver: laptops, Macs,
+    CPU-only cloud machines) or when it fails to run.
+    """
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        report = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"CUDA Version:\s*(\d+\.\d+)", report)
+    return found.group(1) if found else None
+
+
+def setup_advice(driver_cuda: str | None, torch_cuda: str | None, cuda_available: bool,
+                 mps_available: bool = False, service: str | None = None) -> list[str]:
+    """Return what to fix for the lessons to use a GPU, one sentence each; ``[]`` if nothing.
+
+    ``driver_cuda``: the driver's CUDA version (``driver_cuda_version()``), or None.
+    ``torch_cuda``: ``torch.version.cuda``, None for a CPU-only PyTorch build.
+    ``cuda_available``: ``torch.cuda.is_available()``. ``service``: "Colab", "Kaggle" or None.
+    A machine with no GPU at all needs no fix: the lessons run on its CPU.
+    """
+    def version(text: str | None) -> tuple[int, ...] | None:
+        if text is None:
+            return None
+        if not isinstance(text, str):
+            raise TypeError(f"a CUDA version is a string such as '12.4' or None, got {type(text).__name__}")
+        if not re.fullmatch(r"\d+\.\d+", text):
+            raise ValueError(f"not a CUDA version: {text!r} (expected something like '12.4')")
+        return tuple(int(part) for part in text.split("."))
+
+    driver, built = version(driver_cuda), version(torch_cuda)
+    if cuda_available or mps_available:
+        return []
+    if service is not None and driver_cuda is None:
+        how = {"Colab": "Runtime > Change runtime type > T4 GPU",
+               "Kaggle": "Settings > Accelerator > GPU T4 x2"}.get(service, "its settings")
+        return [f"This {service} session has no GPU: switch one on ({how}) and run the lesson again."]
+    if driver is None:
+        return []
+    if built is None:
+        builds = [(11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0)]  # PyTorch's CUDA builds
+        fitting = [b for b in builds if b <= driver]
+        if not fitting:
+            return [f"This machine has an NVIDIA GPU, but its driver only serves CUDA {driver_cuda}, older than "
+                    "any current PyTorch build: update the NVIDIA driver, then install a CUDA build of PyTorch."]
+        tag = "cu{}{}".format(*fitting[-1])
+        return [f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch is a "
+                f"CPU-only build. Install a CUDA build no newer than the driver, for example: pip install torch "
+                f"--index-url https://download.pytorch.org/whl/{tag} (lesson 01 explains the choice)."]
+    if built > driver:
+        return [f"This PyTorch was built for CUDA {torch_cuda}, but the NVIDIA driver only serves CUDA "
+                f"{driver_cuda}: update the driver, or install a PyTorch build for CUDA {driver_cuda} or older."]
+    return ["PyTorch has a CUDA build and the driver fits it, yet sees no GPU: check that CUDA_VISIBLE_DEVICES "
+            "is not empty, that no other process holds the GPU, and restart the kernel."]
 
 
 # --- Lesson 01: computing devices --------------------------------------------
@@ -191,15 +272,6 @@ def gpu_peaks(device: torch.device) -> dict[str, float] | None:
 # --- Used by every lesson's hardware cell (not a lesson topic itself) -----------
 
 
-def _hosted_notebook() -> str | None:
-    """Name the hosted notebook service this kernel runs on, if any."""
-    if "COLAB_RELEASE_TAG" in os.environ or "google.colab" in sys.modules:
-        return "Colab"
-    if "KAGGLE_KERNEL_RUN_TYPE" in os.environ or os.path.isdir("/kaggle"):
-        return "Kaggle"
-    return None
-
-
 _SWITCH_ON_A_GPU = {
     "Colab": "Runtime > Change runtime type > Hardware accelerator: T4 GPU, then run the lesson again.",
     "Kaggle": "Settings > Accelerator > GPU T4 x2 (needs a phone-verified account), then run the lesson again.",
@@ -224,7 +296,7 @@ def hardware_summary() -> str:
         lines.append(f"The lessons will use {try_gpu()}.")
     else:
         lines.append("No GPU found: the lessons run on the CPU and say what a GPU would change.")
-        service = _hosted_notebook()
+        service = hosted_notebook()
         if service:
             lines.append(f"To use a GPU on {service}: {_SWITCH_ON_A_GPU[service]}")
     return "\n".join(lines)

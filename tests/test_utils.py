@@ -95,7 +95,7 @@ def test_model_device_refuses_what_is_not_a_module():
 def test_hardware_summary_says_plainly_when_there_is_no_gpu(machine, monkeypatch):
     machine("cpu-only")
     monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
-    monkeypatch.setattr(utils, "_hosted_notebook", lambda: None)
+    monkeypatch.setattr(utils, "hosted_notebook", lambda: None)
     text = utils.hardware_summary()
     assert "No GPU found" in text and "Runtime" not in text
 
@@ -103,7 +103,7 @@ def test_hardware_summary_says_plainly_when_there_is_no_gpu(machine, monkeypatch
 @pytest.mark.parametrize(("service", "hint"), [("Colab", "Change runtime type"), ("Kaggle", "Accelerator")])
 def test_hardware_summary_tells_how_to_switch_a_gpu_on(machine, monkeypatch, service, hint):
     machine("cpu-only")
-    monkeypatch.setattr(utils, "_hosted_notebook", lambda: service)
+    monkeypatch.setattr(utils, "hosted_notebook", lambda: service)
     assert hint in utils.hardware_summary()
 
 
@@ -115,12 +115,12 @@ def test_hardware_summary_names_each_gpu(machine, monkeypatch):
     assert "will use cuda:0" in text
 
 
-def test_hosted_notebook_is_recognised_from_the_environment(monkeypatch):
+def testhosted_notebook_is_recognised_from_the_environment(monkeypatch):
     monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab")
-    assert utils._hosted_notebook() == "Colab"
+    assert utils.hosted_notebook() == "Colab"
     monkeypatch.delenv("COLAB_RELEASE_TAG")
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
-    assert utils._hosted_notebook() == "Kaggle"
+    assert utils.hosted_notebook() == "Kaggle"
 
 
 def test_importing_utils_touches_no_hardware(monkeypatch):
@@ -132,3 +132,62 @@ def test_importing_utils_touches_no_hardware(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", fail)
     monkeypatch.setattr(torch.backends.mps, "is_available", fail)
     importlib.reload(utils)
+
+
+SMI_HEADER = """
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.90.07              Driver Version: 550.90.07      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+"""  # the header of a real nvidia-smi table (Kaggle, two T4s), from the series' source notes
+
+
+def test_driver_cuda_version_reads_nvidia_smi(monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(utils.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(utils.subprocess, "run",
+                        lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=SMI_HEADER, stderr=""))
+    assert utils.driver_cuda_version() == "12.4"
+
+
+def test_driver_cuda_version_is_none_without_a_driver(monkeypatch):
+    monkeypatch.setattr(utils.shutil, "which", lambda name: None)
+    assert utils.driver_cuda_version() is None
+
+
+def test_driver_cuda_version_is_none_when_nvidia_smi_fails(monkeypatch):
+    def broken(*args, **kwargs):
+        raise OSError("driver not loaded")
+
+    monkeypatch.setattr(utils.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(utils.subprocess, "run", broken)
+    assert utils.driver_cuda_version() is None
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        (dict(driver_cuda="12.4", torch_cuda=None, cuda_available=False), "whl/cu124"),
+        (dict(driver_cuda="12.7", torch_cuda=None, cuda_available=False), "whl/cu126"),
+        (dict(driver_cuda="11.4", torch_cuda=None, cuda_available=False), "update the NVIDIA driver"),
+        (dict(driver_cuda="12.2", torch_cuda="12.8", cuda_available=False), "update the driver"),
+        (dict(driver_cuda="12.8", torch_cuda="12.4", cuda_available=False), "CUDA_VISIBLE_DEVICES"),
+        (dict(driver_cuda=None, torch_cuda="12.4", cuda_available=False, service="Colab"), "Change runtime type"),
+        (dict(driver_cuda=None, torch_cuda="12.4", cuda_available=False, service="Kaggle"), "Accelerator"),
+    ],
+)
+def test_setup_advice_names_the_fix_for_each_common_problem(facts, expected):
+    advice = utils.setup_advice(**facts)
+    assert len(advice) == 1 and expected in advice[0]
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        dict(driver_cuda=None, torch_cuda=None, cuda_available=False),  # laptop without a GPU
+        dict(driver_cuda=None, torch_cuda=None, cuda_available=False, mps_available=True),  # Mac
+        dict(driver_cuda="12.4", torch_cuda="12.4", cuda_available=True),  # working CUDA machine
+    ],
+)
+def test_setup_advice_is_silent_when_nothing_needs_fixing(facts):
+    assert utils.setup_advice(**facts) == []

@@ -50,3 +50,17 @@ def test_model_device_raises_type_error_for_anything_but_a_module(bad):
 def test_model_device_raises_value_error_for_a_module_without_tensors(module):
     with pytest.raises(ValueError, match="no parameters or buffers"):
         utils.model_device(module)
+
+
+@given(st.text().filter(lambda t: not __import__("re").fullmatch(r"\d+\.\d+", t)))
+def test_setup_advice_rejects_any_malformed_version(bad):
+    with pytest.raises(ValueError, match="not a CUDA version"):
+        utils.setup_advice(driver_cuda=bad, torch_cuda=None, cuda_available=False)
+    with pytest.raises(ValueError, match="not a CUDA version"):
+        utils.setup_advice(driver_cuda=None, torch_cuda=bad, cuda_available=True)
+
+
+@given(st.one_of(st.integers(), st.floats(), st.lists(st.integers()), st.booleans()))
+def test_setup_advice_rejects_a_version_that_is_not_a_string(bad):
+    with pytest.raises(TypeError, match="CUDA version is a string"):
+        utils.setup_advice(driver_cuda=bad, torch_cuda=None, cuda_available=False)

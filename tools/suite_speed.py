@@ -1,8 +1,9 @@
 """Benchmark: strict nbval over the series against its floor.
 
 The floor is the same number of notebooks whose only cell is `import torch`, run with the
-same pytest options and IPython settings (run it through `make bench-suite`). The ratio (series / floor) is what the issue tracker asks about; it is
-a measurement, not a test, so it never fails a build. Usage:
+same pytest options and IPython settings (run it through `make bench-suite`). The ratio
+(series / floor) is what the issue tracker asks about; it is a measurement, not a test,
+so it never fails a build. Usage:
 
   python tools/suite_speed.py [--repeat 3] [--workers 2]
 """
