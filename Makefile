@@ -24,7 +24,7 @@ NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipyn
 export IPYTHONDIR := $(CURDIR)/tests/ipython
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench bench-suite clean
+.PHONY: help venv run test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench bench-suite clean
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -42,10 +42,13 @@ run: $(STAMP) ## Run every lesson on this machine's best device into build/run/ 
 	env -u IPYTHONDIR $(PY) tools/execute.py run
 
 test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse order, fresh kernels)
-	$(PY) -m pytest tests $(NOTEBOOKS_REVERSED) $(NBVAL)
+	$(PY) -m pytest -m "not alone" tests $(NOTEBOOKS_REVERSED) $(NBVAL)
 
 test-unit: $(STAMP) ## Only the unit tests (seconds)
-	$(PY) -m pytest tests
+	$(PY) -m pytest -m "not alone" tests
+
+test-alone: $(STAMP) ## Run each lesson alone from an empty folder, utils.py fetched as on Colab
+	$(PY) -m pytest -m alone tests -n $(WORKERS)
 
 test-notebooks: $(STAMP) ## Only strict nbval over every notebook
 	$(PY) -m pytest $(NOTEBOOKS_REVERSED) $(NBVAL)
