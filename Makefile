@@ -15,6 +15,10 @@ endif
 TORCH_VERSION ?= 2.13.0
 TORCH_INDEX_URL ?=
 STAMP := $(VENV)/.installed
+SITE_STAMP := $(VENV)/.site-installed
+# The browser the site test drives (Debian's chromium here; google-chrome on GitHub's runners).
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
 WORKERS ?= 2
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -n $(WORKERS) --dist loadscope
 # Every notebook, in reverse reading order: each runs in a fresh kernel (nbval starts one per
@@ -24,7 +28,7 @@ NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipyn
 export IPYTHONDIR := $(CURDIR)/tests/ipython
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench bench-suite clean
+.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench bench-suite clean
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -42,10 +46,10 @@ run: $(STAMP) ## Run every lesson on this machine's best device into build/run/ 
 	env -u IPYTHONDIR $(PY) tools/execute.py run
 
 test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse order, fresh kernels)
-	$(PY) -m pytest -m "not alone" tests $(NOTEBOOKS_REVERSED) $(NBVAL)
+	$(PY) -m pytest -m "not alone and not site" tests $(NOTEBOOKS_REVERSED) $(NBVAL)
 
 test-unit: $(STAMP) ## Only the unit tests (seconds)
-	$(PY) -m pytest -m "not alone" tests
+	$(PY) -m pytest -m "not alone and not site" tests
 
 test-alone: $(STAMP) ## Run each lesson alone from an empty folder, utils.py fetched as on Colab
 	$(PY) -m pytest -m alone tests -n $(WORKERS)
@@ -77,6 +81,21 @@ lab: $(STAMP) ## Open the lessons in JupyterLab
 outputs: $(STAMP) ## Re-create the stored outputs by running every notebook on the CPU reference
 	$(PY) tools/sync_notebooks.py
 	env -u IPYTHONDIR $(PY) tools/execute.py outputs
+
+$(SITE_STAMP): $(STAMP) requirements-site.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-site.txt
+	@touch $@
+
+site: $(SITE_STAMP) ## Build the website from the stored outputs (nothing re-executed) into build/site/
+	rm -rf build/site
+	$(PY) -m sphinx -b html -q -W --keep-going -c site . build/site
+	@echo "open build/site/index.html"
+
+test-site: site ## Build the site, then load every page in headless Chromium (links, images, errors)
+	@test -x "$(CHROMIUM)" || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| { echo "No browser at $(CHROMIUM): install Debian's chromium or set CHROMIUM=/path/to/chrome"; exit 1; }
+	$(PY) -m pytest -m site tests
 
 sync: $(STAMP) ## Regenerate headers, setup cells, navigation and the README lesson table
 	$(PY) tools/sync_notebooks.py

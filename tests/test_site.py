@@ -1,0 +1,122 @@
+"""The website (make site) in a real browser: headless Chromium, driven by Playwright.
+
+`make test-site` builds the site from the stored outputs, then runs this file. Each page is
+served from localhost and loaded for real. The machine has no internet, so requests to other
+hosts (the Colab, Kaggle and GitHub badge images) are answered here with a stand-in image and
+listed; every page, link and image of the site itself must resolve.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from urllib.parse import urldefrag, urljoin, urlparse
+
+import pytest
+from series import ROOT
+
+pytestmark = pytest.mark.site
+
+SITE = ROOT / "build" / "site"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+STAND_IN = b'<svg xmlns="http://www.w3.org/2000/svg" width="88" height="20"><rect width="88" height="20"/></svg>'
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not (SITE / "index.html").exists():
+        pytest.fail("build/site is missing: run `make test-site`, which builds it first")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(SITE))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.RequestHandlerClass.log_message = lambda *args: None
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.outside = []
+
+    def route(r):
+        if urlparse(r.request.url).hostname == "127.0.0.1":
+            r.continue_()
+        else:
+            page.outside.append(r.request.url)
+            r.fulfill(status=200, content_type="image/svg+xml", body=STAND_IN)
+
+    page.route("**/*", route)
+    page.errors = []
+    page.on("console", lambda m: page.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.errors.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: page.errors.append(f"failed request: {r.url}"))
+    page.on("response", lambda r: page.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    yield page
+    context.close()
+
+
+PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")) if SITE.exists() else []
+LESSON_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
+
+
+def test_the_site_has_a_page_for_every_notebook():
+    from series import all_notebooks
+
+    expected = {p.relative_to(ROOT).with_suffix(".html").as_posix() for p in all_notebooks()}
+    assert expected <= set(PAGES), expected - set(PAGES)
+    assert "index.html" in PAGES
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_without_errors_and_its_links_and_images_resolve(page, server, path):
+    url = server + path
+    page.goto(url, wait_until="load")
+    assert not page.errors, page.errors
+    for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
+        target, fragment = urldefrag(urljoin(url, href))
+        if urlparse(target).hostname != "127.0.0.1" or href.startswith("mailto:"):
+            continue
+        local = SITE / urlparse(target).path.lstrip("/")
+        local = local / "index.html" if local.is_dir() else local
+        assert local.exists(), f"{path}: broken link {href}"
+        if fragment and local.suffix == ".html":
+            assert f'id="{fragment}"' in local.read_text(encoding="utf-8"), f"{path}: no anchor for {href}"
+    images = page.eval_on_selector_all(
+        "img", "els => els.map(e => [e.getAttribute('src'), e.complete && e.naturalWidth > 0])")
+    for src, shown in images:
+        assert shown, f"{path}: image {src} did not load"
+
+
+def test_lesson_pages_show_navigation_outputs_errors_and_plots(page, server):
+    page.goto(server + "notebooks/03_copies_between_devices.html", wait_until="load")
+    text = page.inner_text("article")
+    assert "Contents" in text and "04 Models on devices >" in text and "< 02 Tensors on devices" in text
+    assert "RuntimeError" in text and "not on the expected device" in text  # the error, shown for real
+    page.goto(server + "notebooks/05_timing_device_work.html", wait_until="load")
+    plots = page.eval_on_selector_all("article img", "els => els.filter(e => e.naturalWidth > 300).length")
+    assert plots >= 1, "the throughput plot is missing"
+
+
+def test_a_screenshot_of_one_lesson_is_saved(page, server):
+    page.goto(server + "notebooks/03_copies_between_devices.html", wait_until="load")
+    page.locator("#the-same-device-error").scroll_into_view_if_needed()
+    shot = ROOT / "build" / "site-lesson-03.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
+    assert page.outside, "the badges should have asked for their images"
