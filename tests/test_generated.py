@@ -29,3 +29,24 @@ def test_every_lesson_ends_with_a_summary_and_exercises():
         text = "\n".join("".join(c["source"]) for c in json.loads(lesson.path.read_text())["cells"]
                          if c["cell_type"] == "markdown")
         assert "## Summary" in text and "## Exercises" in text, lesson.path.name
+
+
+def test_badges_open_that_very_notebook():
+    import json
+
+    from series import REPO, all_notebooks
+
+    for path in all_notebooks():
+        header = "".join(json.loads(path.read_text())["cells"][0]["source"])
+        rel = path.relative_to(ROOT).as_posix()
+        assert f"colab.research.google.com/github/{REPO}/blob/main/{rel})" in header, rel
+        assert f"kaggle.com/kernels/welcome?src=https://github.com/{REPO}/blob/main/{rel})" in header, rel
+
+
+def test_notebooks_ask_colab_for_a_gpu_runtime():
+    import json
+
+    from series import all_notebooks
+
+    for path in all_notebooks():
+        assert json.loads(path.read_text())["metadata"]["accelerator"] == "GPU", path.name
