@@ -121,7 +121,7 @@ def try_gpu(i: int = 0) -> torch.device:
     """Return GPU number ``i`` if this machine has it, otherwise the CPU.
 
     - CUDA machine with n GPUs: ``cuda:i`` for ``0 <= i < n``, else ``cpu``.
-    - Mac with Apple silicon (MPS): ``mps`` for ``i == 0`` (a Mac has one GPU), else ``cpu``.
+    - Mac with Apple silicon (MPS): ``mps:0`` for ``i == 0`` (a Mac has one GPU), else ``cpu``.
     - No GPU: ``cpu``.
 
     Raises ``TypeError`` if ``i`` is not an ``int`` and ``ValueError`` if it is negative.
@@ -133,7 +133,7 @@ def try_gpu(i: int = 0) -> torch.device:
     if i < torch.cuda.device_count():
         return torch.device(f"cuda:{i}")
     if i == 0 and torch.backends.mps.is_available():
-        return torch.device("mps")
+        return torch.device("mps:0")
     return torch.device("cpu")
 
 
@@ -141,12 +141,12 @@ def try_all_gpus() -> list[torch.device]:
     """Return every GPU of this machine, or ``[cpu]`` when it has none.
 
     - CUDA machine with n GPUs: ``[cuda:0, ..., cuda:n-1]``.
-    - Mac with Apple silicon (MPS): ``[mps]``.
+    - Mac with Apple silicon (MPS): ``[mps:0]``.
     - No GPU: ``[cpu]``, so a loop over the result always runs at least once.
     """
     devices = [torch.device(f"cuda:{i}") for i in range(torch.cuda.device_count())]
     if not devices and torch.backends.mps.is_available():
-        devices = [torch.device("mps")]
+        devices = [torch.device("mps:0")]
     return devices or [torch.device("cpu")]
 
 
@@ -158,7 +158,7 @@ def two_different_devices() -> tuple[torch.device, torch.device]:
 
     - Two or more CUDA GPUs: ``(cuda:0, cuda:1)``.
     - One CUDA GPU: ``(cuda:0, cpu)``.
-    - Apple silicon (MPS): ``(mps, cpu)``.
+    - Apple silicon (MPS): ``(mps:0, cpu)``.
     - No GPU: ``(cpu, meta)``. A ``meta`` tensor has a shape and a dtype but no
       data; PyTorch still refuses to mix it with a CPU tensor, so the
       same-device rule can be shown on any machine.

@@ -8,7 +8,7 @@ from torch import nn
 
 import utils
 
-cpu, meta, mps = torch.device("cpu"), torch.device("meta"), torch.device("mps")
+cpu, meta, mps = torch.device("cpu"), torch.device("meta"), torch.device("mps:0")
 cuda0, cuda1 = torch.device("cuda:0"), torch.device("cuda:1")
 
 
