@@ -60,7 +60,7 @@ def test_an_unreachable_repository_gives_a_clear_error(tmp_path):
     run = subprocess.run([sys.executable, "-c", setup_cell_source()], cwd=tmp_path, capture_output=True, text=True,
                          env=kernel_env((tmp_path / "nowhere").as_uri()))
     assert run.returncode != 0
-    assert "Could not fetch utils.py" in run.stderr and "Download it from the series' repository" in run.stderr
+    assert "Could not fetch utils.py" in run.stderr and "Download it into this folder" in run.stderr
 
 
 def test_inside_the_repository_nothing_is_fetched(tmp_path):
