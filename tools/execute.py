@@ -105,14 +105,15 @@ def run(out_dir: Path) -> int:
             execute(nb, path.parent)
             result = "ok"
         except CellExecutionError as err:
-            result = "FAILED: " + (str(err).strip().splitlines() or ["error"])[-1][:60]
+            result = "FAILED: " + (ANSI.sub("", str(err)).strip().splitlines() or ["error"])[-1][:70]
             failed += 1
         rows.append((str(rel), device, f"{time.perf_counter() - start:.1f}", result))
         write(nb, out_dir / rel)
     widths = [max(len(r[i]) for r in [*rows, ("notebook", "device", "seconds", "result")]) for i in range(4)]
     for row in [("notebook", "device", "seconds", "result"), *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    print(f"{len(rows) - failed} ran, {failed} failed; executed copies are in {out_dir.relative_to(ROOT)}/")
+    print(f"{len(rows)} notebooks: {len(rows) - failed} ok, {failed} failed; "
+          f"executed copies are in {out_dir.relative_to(ROOT)}/")
     return 1 if failed else 0
 
 
