@@ -15,9 +15,9 @@ import shutil
 import subprocess
 import sys
 
+import execute
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from series import ROOT, lessons
 
 LESSONS = lessons()
@@ -35,8 +35,7 @@ def test_a_lesson_opened_alone_in_an_empty_folder_fetches_utils_and_runs(tmp_pat
     alone = tmp_path / lesson.path.name
     shutil.copy(lesson.path, alone)
     nb = nbformat.read(alone, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env=kernel_env(ROOT.as_uri()), stderr=subprocess.DEVNULL)
+    execute.execute(nb, tmp_path, timeout=300, env=kernel_env(ROOT.as_uri()))
     setup = next(c for c in nb.cells if c.get("id") == "setup")
     assert "Fetched utils.py" in "".join(o.get("text", "") for o in setup.outputs)
     assert (tmp_path / "utils.py").read_text() == (ROOT / "utils.py").read_text()

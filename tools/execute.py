@@ -26,17 +26,18 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from series import ROOT, all_notebooks
+from series import ROOT, all_notebooks, table
 from sync_notebooks import set_metadata
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def execute(nb: nbformat.NotebookNode, folder: Path, timeout: int = 600) -> None:
-    """Run every cell in a fresh kernel whose working folder is the notebook's own."""
+def execute(nb: nbformat.NotebookNode, folder: Path, timeout: int = 600, env: dict[str, str] | None = None) -> None:
+    """Run every cell in a fresh kernel working in ``folder`` (with ``env``, if given, as its environment)."""
     # The kernel's own stderr only carries start-up chatter; cell errors arrive as outputs.
+    kernel = {"stderr": subprocess.DEVNULL} | ({"env": env} if env is not None else {})
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(folder)}}).execute(stderr=subprocess.DEVNULL)
+                   resources={"metadata": {"path": str(folder)}}).execute(**kernel)
 
 
 def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -109,9 +110,7 @@ def run(out_dir: Path) -> int:
             failed += 1
         rows.append((str(rel), device, f"{time.perf_counter() - start:.1f}", result))
         write(nb, out_dir / rel)
-    widths = [max(len(r[i]) for r in [*rows, ("notebook", "device", "seconds", "result")]) for i in range(4)]
-    for row in [("notebook", "device", "seconds", "result"), *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print(table(("notebook", "device", "seconds", "result"), rows))
     print(f"{len(rows)} notebooks: {len(rows) - failed} ok, {failed} failed; "
           f"executed copies are in {out_dir.relative_to(ROOT)}/")
     return 1 if failed else 0

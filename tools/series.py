@@ -1,4 +1,4 @@
-"""Facts about the series that generated cells and pages share: set each one here, once."""
+"""Facts about the series that generated cells, pages and tools share: set each one here, once."""
 
 from __future__ import annotations
 
@@ -53,3 +53,10 @@ def lessons() -> list[Lesson]:
 def all_notebooks() -> list[Path]:
     """Every notebook of the series: lessons, then their solutions."""
     return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb"))
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Rows as aligned plain-text columns, the way the tools print their reports."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+                     for row in [header, *rows])

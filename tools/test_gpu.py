@@ -16,7 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from series import ROOT, table
+
 SETTINGS = [("all GPUs", None), ("one GPU", "0"), ("no GPU", "")]
 
 
@@ -46,10 +48,8 @@ def main(pytest_args: list[str]) -> int:
         rows.append((label, f"CUDA_VISIBLE_DEVICES={shown}", str(seen), f"{time.perf_counter() - start:.0f}",
                      "passed" if code == 0 else f"FAILED (exit {code})"))
     header = ("setting", "visibility", "GPUs seen", "seconds", "result")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     print()
-    for row in [header, *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print(table(header, rows))
     if rows[0][2] == "0":
         print("No CUDA GPU was visible: all three settings ran the CPU path. No GPU path has been tested here.")
     return 0 if all(r[4] == "passed" for r in rows) else 1
