@@ -272,17 +272,14 @@ def gpu_peaks(device: torch.device) -> dict[str, float] | None:
 # --- Used by every lesson's hardware cell (not a lesson topic itself) -----------
 
 
-_SWITCH_ON_A_GPU = {
-    "Colab": "Runtime > Change runtime type > Hardware accelerator: T4 GPU, then run the lesson again.",
-    "Kaggle": "Settings > Accelerator > GPU T4 x2 (needs a phone-verified account), then run the lesson again.",
-}
-
 
 def hardware_summary() -> str:
     """Describe the PyTorch build and the devices that the lessons will use.
 
-    On a machine without a GPU the text says so plainly and, on Colab or
-    Kaggle, says how to switch a GPU on; the lessons then carry on on the CPU.
+    On a machine without a GPU the text says so plainly and adds lesson 00's
+    ``setup_advice``: on Colab or Kaggle, how to switch a GPU on; on a machine
+    with an NVIDIA driver, how to fix the PyTorch build. The lessons then carry
+    on on the CPU.
     """
     lines = [
         f"Python {platform.python_version()}, PyTorch {torch.__version__}"
@@ -296,7 +293,6 @@ def hardware_summary() -> str:
         lines.append(f"The lessons will use {try_gpu()}.")
     else:
         lines.append("No GPU found: the lessons run on the CPU and say what a GPU would change.")
-        service = hosted_notebook()
-        if service:
-            lines.append(f"To use a GPU on {service}: {_SWITCH_ON_A_GPU[service]}")
+        # The same advice as lesson 00 (nvidia-smi runs only here, when no GPU was found).
+        lines += setup_advice(driver_cuda_version(), torch.version.cuda, False, False, hosted_notebook())
     return "\n".join(lines)

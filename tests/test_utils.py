@@ -94,8 +94,8 @@ def test_model_device_refuses_what_is_not_a_module():
 
 def test_hardware_summary_says_plainly_when_there_is_no_gpu(machine, monkeypatch):
     machine("cpu-only")
-    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
     monkeypatch.setattr(utils, "hosted_notebook", lambda: None)
+    monkeypatch.setattr(utils, "driver_cuda_version", lambda: None)
     text = utils.hardware_summary()
     assert "No GPU found" in text and "Runtime" not in text
 
@@ -104,7 +104,16 @@ def test_hardware_summary_says_plainly_when_there_is_no_gpu(machine, monkeypatch
 def test_hardware_summary_tells_how_to_switch_a_gpu_on(machine, monkeypatch, service, hint):
     machine("cpu-only")
     monkeypatch.setattr(utils, "hosted_notebook", lambda: service)
+    monkeypatch.setattr(utils, "driver_cuda_version", lambda: None)
     assert hint in utils.hardware_summary()
+
+
+def test_hardware_summary_names_the_fix_for_a_cpu_only_build_on_a_gpu_machine(machine, monkeypatch):
+    machine("cpu-only")
+    monkeypatch.setattr(utils, "hosted_notebook", lambda: None)
+    monkeypatch.setattr(utils, "driver_cuda_version", lambda: "12.4")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    assert "whl/cu124" in utils.hardware_summary()
 
 
 def test_hardware_summary_names_each_gpu(machine, monkeypatch):
