@@ -104,7 +104,7 @@ bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) int
 	$(PY) tools/bench.py
 
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch
-	$(PY) tools/suite_speed.py --workers $(WORKERS)
+	$(PY) tools/suite_speed.py $(NBVAL)
 
 clean: ## Remove build/ (keeps .venv and node_modules)
 	rm -rf build

@@ -5,7 +5,7 @@ same pytest options and IPython settings (run it through `make bench-suite`). Th
 (series / floor) is what the issue tracker asks about; it is a measurement, not a test,
 so it never fails a build. Usage:
 
-  python tools/suite_speed.py [--repeat 3] [--workers 2]
+  python tools/suite_speed.py [--repeat 3] PYTEST ARGS ...   (make bench-suite passes make test's nbval options)
 """
 
 from __future__ import annotations
@@ -24,21 +24,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from series import ROOT, all_notebooks
 
 
-def pytest_seconds(target: list[str], workers: int) -> float:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
-           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg")]
-    if workers > 1:
-        cmd += ["-n", str(workers), "--dist", "loadscope"]
+def pytest_seconds(target: list[str], pytest_args: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd + target, cwd=ROOT, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", *pytest_args, *target], cwd=ROOT, check=True,
+                   capture_output=True)
     return time.perf_counter() - start
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args()
+    args, pytest_args = parser.parse_known_args()
     notebooks = all_notebooks()
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(len(notebooks)):
@@ -50,10 +46,10 @@ def main() -> int:
             nbformat.write(nb, Path(tmp) / f"floor_{k:02d}.ipynb")
         # the same notebooks, in the same (reverse reading) order as `make test`
         in_order = sorted((str(p.relative_to(ROOT)) for p in notebooks), reverse=True)
-        series = [statistics.median(pytest_seconds(in_order, args.workers) for _ in range(args.repeat))]
-        floor = [statistics.median(pytest_seconds([tmp], args.workers) for _ in range(args.repeat))]
+        series = [statistics.median(pytest_seconds(in_order, pytest_args) for _ in range(args.repeat))]
+        floor = [statistics.median(pytest_seconds([tmp], pytest_args) for _ in range(args.repeat))]
     ratio = series[0] / floor[0]
-    print(f"{len(notebooks)} notebooks, {args.workers} worker(s), median of {args.repeat} runs")
+    print(f"{len(notebooks)} notebooks, median of {args.repeat} runs, pytest {' '.join(pytest_args)}")
     print(f"series (strict nbval): {series[0]:6.1f} s")
     print(f"floor (import torch):  {floor[0]:6.1f} s")
     print(f"ratio:                 {ratio:6.2f}x (target: at most 1.5x)")
