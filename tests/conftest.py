@@ -14,8 +14,7 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT))  # utils and tools, as `make` runs them from the root
 
 MACHINES = {
     # name: (number of CUDA GPUs, Apple MPS available)

@@ -6,12 +6,12 @@ import json
 import subprocess
 import sys
 
-from series import ROOT
+from tools.series import ROOT
 
 
 def test_bench_writes_every_measurement_with_its_unit(tmp_path):
     out = tmp_path / "bench.json"
-    subprocess.run([sys.executable, str(ROOT / "tools" / "bench.py"), "--quick", "--out", str(out)],
+    subprocess.run([sys.executable, "-m", "tools.bench", "--quick", "--out", str(out)], cwd=ROOT,
                    check=True, capture_output=True)
     report = json.loads(out.read_text())
     assert set(report) >= {"device", "measurements"}

@@ -15,7 +15,8 @@ import threading
 from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
-from series import ROOT
+
+from tools.series import ROOT
 
 pytestmark = pytest.mark.site
 
@@ -76,7 +77,7 @@ LESSON_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
 
 
 def test_the_site_has_a_page_for_every_notebook():
-    from series import all_notebooks
+    from tools.series import all_notebooks
 
     expected = {p.relative_to(ROOT).with_suffix(".html").as_posix() for p in all_notebooks()}
     assert expected <= set(PAGES), expected - set(PAGES)

@@ -8,7 +8,8 @@ import re
 import socket
 
 import pytest
-from series import ROOT, all_notebooks
+
+from tools.series import ROOT, all_notebooks
 
 NOTEBOOKS = all_notebooks()
 IDS = [p.relative_to(ROOT).as_posix() for p in NOTEBOOKS]
@@ -16,7 +17,7 @@ IDS = [p.relative_to(ROOT).as_posix() for p in NOTEBOOKS]
 LOCAL_PATH = re.compile(r"(/root/|/home/\w|/Users/\w|/tmp/|/private/var/|[A-Za-z]:\\\\|site-packages|\.venv)")
 ANSI = re.compile(r"\x1b\[")
 ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}\b|0x[0-9a-fA-F]{8,}")
-NOTEBOOK_METADATA = {"kernelspec", "language_info", "accelerator", "colab", "lesson"}
+NOTEBOOK_METADATA = {"kernelspec", "language_info", "accelerator", "colab"}
 
 
 def load(path):
@@ -50,8 +51,12 @@ def test_metadata_is_clean(path):
     assert (nb["nbformat"], nb["nbformat_minor"]) == (4, 5)
     assert set(nb["metadata"]) <= NOTEBOOK_METADATA, set(nb["metadata"]) - NOTEBOOK_METADATA
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    # What Jupyter fills in itself, so that opening a notebook does not mark it modified.
+    assert {"codemirror_mode", "file_extension", "mimetype", "pygments_lexer", "version"} <= set(
+        nb["metadata"]["language_info"])
     for i, cell in enumerate(nb["cells"]):
-        assert set(cell["metadata"]) <= {"tags"}, f"cell {i}: metadata {cell['metadata']}"
+        allowed = {"tags", "cellView", "jupyter"} if cell.get("id") == "setup" else {"tags"}
+        assert set(cell["metadata"]) <= allowed, f"cell {i}: metadata {cell['metadata']}"
         for out in cell.get("outputs", []):
             assert not out.get("metadata"), f"cell {i}: output metadata {out['metadata']}"
 
@@ -77,19 +82,16 @@ def test_cells_meant_to_fail_store_their_error_and_others_do_not(path):
         errors = [o for o in cell["outputs"] if o["output_type"] == "error"]
         if "raises-exception" in cell["metadata"].get("tags", []):
             assert errors, f"cell {i} is tagged raises-exception but stored no error"
-            assert "NBVAL_IGNORE_OUTPUT" not in cell["source"][0] if cell["source"] else True, \
+            assert "nbval-ignore-output" not in cell["metadata"]["tags"], \
                 f"cell {i}: ignoring the output of a failing cell would stop nbval checking that it fails"
         else:
             assert not errors, f"cell {i} stored an error without the raises-exception tag"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_every_nbval_marker_is_one_nbval_recognises(path):
-    """nbval only honours a marker comment that is exactly its name: '# NBVAL_IGNORE_OUTPUT: why'
-    is silently ignored, and the cell is then compared after all."""
-    from nbval.plugin import comment_markers
-
+def test_every_cell_tag_is_one_nbval_or_the_series_knows(path):
+    """A misspelt tag is silently ignored by nbval, and the cell is then compared after all."""
+    known = {"nbval-ignore-output", "raises-exception", "nbval-skip", "nbval-check-output"}
     for i, cell in enumerate(load(path)["cells"]):
-        for line in "".join(cell["source"]).splitlines():
-            if line.strip().lstrip("#").strip().startswith("NBVAL"):
-                assert line.strip().lstrip("#").strip() in comment_markers, f"cell {i}: {line!r}"
+        unknown = set(cell["metadata"].get("tags", [])) - known
+        assert not unknown, f"cell {i}: unknown tags {unknown}"

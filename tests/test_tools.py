@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import execute
-import test_gpu
-from series import ROOT
+from tools import execute
+from tools.series import ROOT
 
 
 def test_tidy_traceback_folds_library_frames_and_strips_colour():
@@ -24,11 +23,3 @@ def test_tidy_traceback_folds_library_frames_and_strips_colour():
         "[2 frame(s) inside installed libraries folded by tools/execute.py]",
         "RuntimeError: Tensor on device meta is not on the expected device cpu!",
     ]
-
-
-def test_gpu_suite_sets_the_three_visibilities(monkeypatch):
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
-    assert "CUDA_VISIBLE_DEVICES" not in test_gpu.environment(None)
-    assert test_gpu.environment("0")["CUDA_VISIBLE_DEVICES"] == "0"
-    assert test_gpu.environment("")["CUDA_VISIBLE_DEVICES"] == ""
-    assert [v for _, v in test_gpu.SETTINGS] == [None, "0", ""]

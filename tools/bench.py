@@ -5,7 +5,7 @@ Writes build/bench.json:
    "measurements": [{"name", "device", "value", "unit", "peak"?, "fraction_of_peak"?}, ...]}
 and prints the same as a table. Figures are this machine's; nothing here is a pass/fail test.
 
-  python tools/bench.py [--quick] [--out build/bench.json]
+  python -m tools.bench [--quick] [--out build/bench.json]
 """
 
 from __future__ import annotations
@@ -13,15 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import utils  # noqa: E402
+import utils
+from tools.series import ROOT
 
 
 def measurement(name: str, device: torch.device, value: float, unit: str, peak: float | None = None) -> dict:

@@ -1,14 +1,15 @@
 """Execute the series' notebooks.
 
-  python tools/execute.py outputs [NOTEBOOK ...]
+  python -m tools.execute outputs [NOTEBOOK ...]
       Re-create the stored outputs: run each notebook in place on the CPU reference
       (CUDA hidden), then clean it (kernel metadata, no per-cell metadata but tags,
       no ANSI colour codes). Without arguments: every lesson and solutions notebook.
 
-  python tools/execute.py run [--out DIR]
+  python -m tools.execute run [--out DIR]
       Run every notebook on the best device of this machine, writing the executed
       copies under DIR (default build/run) and leaving the committed notebooks alone.
-      Prints a table (notebook, device, seconds, result); exits 1 if any failed.
+      Prints each notebook's line as it finishes, then a table (notebook, device, seconds,
+      result); exits 1 if any failed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import argparse
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,9 +25,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from series import ROOT, all_notebooks, table
-from sync_notebooks import set_metadata
+from tools.series import ROOT, all_notebooks, read, set_metadata, table, write
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -44,7 +42,8 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Strip what differs between runs and machines but teaches nothing."""
     set_metadata(nb)
     for cell in nb.cells:
-        cell.metadata = {"tags": cell.metadata["tags"]} if cell.metadata.get("tags") else {}
+        # Keep what the series sets on purpose: nbval's tags, the setup cell's collapsed display.
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags", "cellView", "jupyter") and v}
         for out in cell.get("outputs", []):
             if out.output_type == "error":
                 out.traceback = tidy_traceback(out.traceback)
@@ -71,11 +70,6 @@ def tidy_traceback(frames: list[str]) -> list[str]:
     return kept
 
 
-def write(nb: nbformat.NotebookNode, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-
-
 def outputs(paths: list[Path]) -> int:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the stored outputs are the CPU reference
     import torch
@@ -83,24 +77,27 @@ def outputs(paths: list[Path]) -> int:
     if torch.backends.mps.is_available():
         print("Stored outputs are the CPU reference; run `make outputs` on a machine without MPS.")
         return 1
+    rows = []
     for path in paths:
         start = time.perf_counter()
-        nb = nbformat.read(path, as_version=4)
+        nb = read(path)
         execute(nb, path.parent)
         write(clean(nb), path)
-        print(f"{path.relative_to(ROOT)}: {time.perf_counter() - start:.1f} s")
+        rows.append((str(path.relative_to(ROOT)), f"{time.perf_counter() - start:.1f}"))
+        print(f"{rows[-1][0]}: {rows[-1][1]} s", flush=True)
+    print(table(("notebook", "seconds"), rows))
     return 0
 
 
 def run(out_dir: Path) -> int:
-    sys.path.insert(0, str(ROOT))
     import utils
 
     device = str(utils.try_gpu())
     rows, failed = [], 0
+    print(f"Running {len(all_notebooks())} notebooks on {device}:", flush=True)
     for path in all_notebooks():
         rel = path.relative_to(ROOT)
-        nb = nbformat.read(path, as_version=4)
+        nb = read(path)
         start = time.perf_counter()
         try:
             execute(nb, path.parent)
@@ -109,6 +106,7 @@ def run(out_dir: Path) -> int:
             result = "FAILED: " + (ANSI.sub("", str(err)).strip().splitlines() or ["error"])[-1][:70]
             failed += 1
         rows.append((str(rel), device, f"{time.perf_counter() - start:.1f}", result))
+        print(f"  {rows[-1][0]}: {rows[-1][2]} s, {result}", flush=True)
         write(nb, out_dir / rel)
     print(table(("notebook", "device", "seconds", "result"), rows))
     print(f"{len(rows)} notebooks: {len(rows) - failed} ok, {failed} failed; "
@@ -125,6 +123,9 @@ def main() -> int:
     p_run.add_argument("--out", type=Path, default=ROOT / "build" / "run")
     args = parser.parse_args()
     if args.command == "outputs":
+        missing = [str(p) for p in args.notebooks if not p.is_file()]
+        if missing:
+            parser.error("no such notebook: " + ", ".join(missing))
         return outputs([p.resolve() for p in args.notebooks] or all_notebooks())
     return run(args.out.resolve())
 

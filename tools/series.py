@@ -1,25 +1,33 @@
-"""Facts about the series that generated cells, pages and tools share: set each one here, once."""
+"""Facts about the series that generated cells, pages and tools share (each set here, once),
+and the notebook reading and writing every tool uses."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SOLUTIONS = NOTEBOOKS / "solutions"
 
 # The public repository the badges and the Colab/Kaggle bootstrap point at.
-# A fork changes these two lines and runs `make sync`.
+# A fork changes REPO and runs `make sync`.
 REPO = "gpu-lessons/pytorch-gpu-series"
 BRANCH = "main"
+# The release whose utils.py a notebook opened alone fetches: the helpers it was written with.
+# `make release VERSION=vX.Y.Z` changes it here, regenerates the notebooks, commits and tags.
+VERSION = "v0.2.0"
 
 GITHUB_URL = f"https://github.com/{REPO}"
-RAW_URL = f"https://raw.githubusercontent.com/{REPO}/{BRANCH}"
+UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{VERSION}/utils.py"
 
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
+TITLE = re.compile(r"^# (?:\d\d · )?(.+)$", re.MULTILINE)
+PURPOSE = re.compile(r"^\*([^*].*[^*])\*$", re.MULTILINE)
+FACTS = re.compile(r"^\*\*Runs on:\*\* (.+?)\. \*\*Time:\*\* about (\d+) minutes\.$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -36,23 +44,79 @@ class Lesson:
         return SOLUTIONS / f"{self.path.stem}_solutions.ipynb"
 
 
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def dumps(nb: nbformat.NotebookNode) -> str:
+    """The text of a notebook as the series stores it (nbformat's layout, newline at the end)."""
+    return nbformat.writes(nb) + "\n"
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(nb), encoding="utf-8")
+
+
+def header_source(nb: nbformat.NotebookNode) -> str:
+    """The lesson's opening markdown: the generated header, or a new lesson's first markdown cell."""
+    cell = next((c for c in nb.cells if c.get("id") == "header"), None)
+    cell = cell or next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    return cell.source if cell else ""
+
+
+def lesson_facts(path: Path) -> Lesson:
+    """A lesson's title, purpose, minutes and hardware, read from its opening cell:
+
+        # Title                       (the generated header adds the number: # 01 · Title)
+        *One sentence: what the reader will be able to do.*
+        **Runs on:** CPU · 1 GPU · several GPUs · Apple MPS. **Time:** about 25 minutes.
+    """
+    m = LESSON_NAME.match(path.name)
+    if not m:
+        raise ValueError(f"{path.name}: lesson names look like 01_topic.ipynb")
+    text = header_source(read(path))
+    title, purpose, facts = TITLE.search(text), PURPOSE.search(text), FACTS.search(text)
+    missing = [name for name, found in (("a '# Title' heading", title), ("an '*italic purpose*' line", purpose),
+                                        ("a '**Runs on:** ... **Time:** about N minutes.' line", facts))
+               if not found]
+    if missing:
+        raise ValueError(f"{path.name}: its first markdown cell needs " + ", ".join(missing))
+    return Lesson(path, m.group(1), title.group(1).strip(), purpose.group(1).strip(), int(facts.group(2)),
+                  facts.group(1).strip())
+
+
 def lessons() -> list[Lesson]:
-    """The lessons in reading order, with the facts kept in each notebook's metadata."""
-    found = []
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        m = LESSON_NAME.match(path.name)
-        if not m:
-            raise ValueError(f"{path.name}: lesson names look like 01_topic.ipynb")
-        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("lesson")
-        if not meta:
-            raise ValueError(f"{path.name}: metadata.lesson (title, purpose, minutes, runs_on) is missing")
-        found.append(Lesson(path, m.group(1), meta["title"], meta["purpose"], int(meta["minutes"]), meta["runs_on"]))
-    return found
+    """The lessons in reading order."""
+    return [lesson_facts(path) for path in sorted(NOTEBOOKS.glob("*.ipynb"))]
 
 
 def all_notebooks() -> list[Path]:
     """Every notebook of the series: lessons, then their solutions."""
     return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb"))
+
+
+# What Jupyter itself fills in for a Python 3 kernel: stored in full, so that opening a notebook
+# does not mark it modified (only the Python version can differ from the reader's).
+LANGUAGE_INFO = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+}
+
+
+def set_metadata(nb: nbformat.NotebookNode) -> None:
+    """The notebook-level metadata every notebook of the series carries, and nothing else."""
+    version = nb.metadata.get("language_info", {}).get("version")
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": LANGUAGE_INFO | ({"version": version} if version else {}),
+        "accelerator": "GPU",  # Colab: open on a GPU runtime
+        "colab": {"provenance": [], "gpuType": "T4"},
+    }
 
 
 def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

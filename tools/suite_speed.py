@@ -5,7 +5,7 @@ same pytest options and IPython settings (run it through `make bench-suite`). Th
 (series / floor) is what the issue tracker asks about; it is a measurement, not a test,
 so it never fails a build. Usage:
 
-  python tools/suite_speed.py [--repeat 3] PYTEST ARGS ...   (make bench-suite passes make test's nbval options)
+  python -m tools.suite_speed [--repeat 3] PYTEST ARGS ...   (make bench-suite passes make test's nbval options)
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from series import ROOT, all_notebooks
+from tools.series import ROOT, all_notebooks
 
 
 def pytest_seconds(target: list[str], pytest_args: list[str]) -> float:
