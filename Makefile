@@ -80,11 +80,29 @@ $(CUDA_STAMP): requirements.txt requirements-dev.txt
 	$(CUDA_PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
-test-cuda-build: $(CUDA_STAMP) ## Strict nbval over every notebook with the CUDA build of torch in .venv-cuda
-	env -u CUDA_VISIBLE_DEVICES $(CUDA_PY) -m pytest $(NOTEBOOKS_REVERSED) $(NBVAL)
+test-cuda-build: $(CUDA_STAMP) ## Strict nbval with PyPI's CUDA build of torch and no GPU visible (as Colab's CPU runtime)
+	CUDA_VISIBLE_DEVICES= $(CUDA_PY) -m pytest tests/test_quiet.py $(NOTEBOOKS_REVERSED) $(NBVAL)
 
-test-gpu: $(STAMP) ## The GPU suite: strict nbval with all GPUs, one GPU, and none visible
-	$(PY) tools/test_gpu.py $(NBVAL)
+test-gpu: $(STAMP) ## Strict nbval with all GPUs, one, none visible; fails without a GPU unless ALLOW_NO_GPU=1
+	$(PY) -m tools.gpu_suite $(if $(filter 1 true yes,$(ALLOW_NO_GPU)),--allow-no-gpu) $(NBVAL)
+
+# A GPU machine without Jupyter (and without the network): `make gpu-wheels` here fetches what
+# the suite needs into .whl/ for its Python; there, `make gpu-report PYTHON=its-python` runs on
+# its own torch. NB="a.ipynb b.ipynb" limits the notebooks, REPORT_OUT=DIR adds a compact copy,
+# GPU_REPORT_ARGS more options (python -m tools.gpu_report run --help).
+.PHONY: gpu-wheels gpu-report
+PY_VERSION ?= 3.12
+GPU_PLATFORMS ?= manylinux_2_28_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 any
+GPU_WORKERS ?= 4
+REPORT_OUT ?=
+GPU_REPORT_ARGS ?=
+
+gpu-wheels: ## Fetch into .whl/ what gpu-report needs on a GPU machine without Jupyter (PY_VERSION=3.12)
+	$(PYTHON) -m tools.gpu_report wheels --dest .whl --python-version $(PY_VERSION) $(addprefix --platform ,$(GPU_PLATFORMS))
+
+gpu-report: ## On a GPU machine, its own PYTHON and torch: nbval x3, bench, each cell with/without GPU
+	$(PYTHON) -m tools.gpu_report run $(if $(NB),--notebooks $(NB)) $(if $(REPORT_OUT),--out $(REPORT_OUT)) \
+		$(GPU_REPORT_ARGS) $(NBVAL) -n $(GPU_WORKERS)
 
 lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, workflows
 	$(BIN)/ruff check .
