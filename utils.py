@@ -12,24 +12,32 @@ machine with any number of GPUs, and on a Mac with Apple's MPS backend.
 
 from __future__ import annotations
 
+import math
 import os
-import platform
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch import nn
 
 __all__ = [
+    "copy_bandwidth_gbps",
     "driver_cuda_version",
     "gpu_peaks",
     "hardware_summary",
     "hosted_notebook",
+    "log_every_step",
+    "log_on_device",
+    "matmul_gflops",
+    "matmul_peak_tflops",
+    "median_and_iqr_seconds",
     "median_seconds",
     "model_device",
+    "numpy_matmul_gflops",
     "setup_advice",
     "synchronize",
     "try_all_gpus",
@@ -72,63 +80,152 @@ def driver_cuda_version() -> str | None:
 
 
 # From cell setup-check-11
-def setup_advice(driver_cuda: str | None, torch_cuda: str | None, cuda_available: bool,
-                 mps_available: bool = False, service: str | None = None) -> list[str]:
-    """Return what to fix for the lessons to use a GPU, one sentence each; ``[]`` if nothing.
+PYTORCH_CUDA_BUILDS = {
+    (2, 4): ("11.8", "12.1", "12.4"),
+    (2, 5): ("11.8", "12.1", "12.4"),
+    (2, 6): ("11.8", "12.4", "12.6"),
+    (2, 7): ("11.8", "12.6", "12.8"),
+    (2, 8): ("12.6", "12.8", "12.9"),
+    (2, 9): ("12.6", "12.8", "13.0"),
+    (2, 10): ("12.6", "12.8", "13.0"),
+    (2, 11): ("12.6", "12.8", "13.0"),
+    (2, 12): ("12.6", "13.0", "13.2"),
+    (2, 13): ("12.6", "13.0", "13.2"),
+    (2, 14): ("12.6", "13.0", "13.2"),
+}
 
-    ``driver_cuda``: the driver's CUDA version (``driver_cuda_version()``), or None.
-    ``torch_cuda``: ``torch.version.cuda``, None for a CPU-only PyTorch build.
-    ``cuda_available``: ``torch.cuda.is_available()``. ``service``: "Colab", "Kaggle" or None.
-    A machine with no GPU at all needs no fix: the lessons run on its CPU.
+
+def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_available: bool,
+                 mps_available: bool = False, service: str | None = None,
+                 torch_version: str | None = None) -> str | None:
+    """Return what to fix for the lessons to use a GPU, as one piece of advice; ``None`` if nothing.
+
+    Advice that installs something ends with the command, on a line of its own.
+
+    Called with keywords only, each a fact about the machine:
+
+    - ``driver_cuda``: the newest CUDA version the NVIDIA driver serves (``driver_cuda_version()``),
+      ``None`` without an NVIDIA driver (a laptop without one, a Mac, a hosted session without a GPU).
+    - ``torch_cuda``: ``torch.version.cuda``, ``None`` for a build without CUDA (CPU-only, or ROCm).
+    - ``cuda_available``: ``torch.cuda.is_available()``; ``mps_available``: the same for Apple's MPS.
+    - ``service``: ``"Colab"``, ``"Kaggle"`` or ``None`` (``hosted_notebook()``).
+    - ``torch_version``: the release to advise for, ``torch.__version__`` when left out. An install
+      command names only a CUDA build that this release publishes, pinned to the release.
+
+    A machine without any GPU needs no fix: the lessons run on its CPU. A malformed version raises
+    ``TypeError`` or ``ValueError`` rather than giving wrong advice.
     """
-    def version(text: str | None) -> tuple[int, ...] | None:
+    def version(text: str | None) -> tuple[int, int] | None:
         if text is None:
             return None
         if not isinstance(text, str):
-            raise TypeError(f"a CUDA version is a string such as '12.4' or None, got {type(text).__name__}")
+            raise TypeError(f"a CUDA version is a string such as '12.6' or None, got {type(text).__name__}")
         if not re.fullmatch(r"\d+\.\d+", text):
-            raise ValueError(f"not a CUDA version: {text!r} (expected something like '12.4')")
-        return tuple(int(part) for part in text.split("."))
+            raise ValueError(f"not a CUDA version: {text!r} (expected something like '12.6')")
+        major, minor = text.split(".")
+        return int(major), int(minor)
 
+    release_text = torch.__version__ if torch_version is None else torch_version
+    if not isinstance(release_text, str):
+        raise TypeError(f"a PyTorch version is a string such as '2.13.0', got {type(release_text).__name__}")
+    found = re.match(r"(\d+)\.(\d+)(\.\d+)?", release_text)
+    if found is None:
+        raise ValueError(f"not a PyTorch version: {release_text!r} (expected something like '2.13.0')")
+    release, pinned = (int(found[1]), int(found[2])), found[0]
     driver, built = version(driver_cuda), version(torch_cuda)
+
+    def install() -> tuple[str, str]:
+        """What to install instead, and the command: a CUDA build of this release that the driver serves."""
+        builds = PYTORCH_CUDA_BUILDS.get(release)
+        if builds is None:
+            return (f"install a CUDA build of PyTorch {pinned} whose CUDA major version the driver serves"
+                    f" (CUDA {driver[0]} or older), with a cuXYZ that https://pytorch.org/get-started/locally/"
+                    " lists for this release",
+                    f"pip install torch=={pinned} --index-url https://download.pytorch.org/whl/cuXYZ")
+        fitting = [b for b in builds if version(b)[0] <= driver[0]]
+        if not fitting:
+            return (f"update the NVIDIA driver, since PyTorch {pinned} has CUDA builds only for CUDA"
+                    f" {', '.join(builds[:-1])} and {builds[-1]}", "")
+        choice = "12.6" if "12.6" in fitting else fitting[-1]
+        what = f"install the CUDA {choice} build of PyTorch {pinned}"
+        blackwell = [b for b in fitting if version(b) >= (12, 8)]
+        if blackwell and choice not in blackwell:
+            what += f" (or cu{blackwell[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)"
+        return what, (f"pip install torch=={pinned} --index-url"
+                      f" https://download.pytorch.org/whl/cu{choice.replace('.', '')}")
+
+    for name, flag in (("cuda_available", cuda_available), ("mps_available", mps_available)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} is True or False, got {flag!r}")
     if cuda_available or mps_available:
-        return []
-    if service is not None and driver_cuda is None:
+        return None
+    if service is not None and driver is None:
         how = {"Colab": "Runtime > Change runtime type > T4 GPU",
                "Kaggle": "Settings > Accelerator > GPU T4 x2"}.get(service, "its settings")
-        return [f"This {service} session has no GPU: switch one on ({how}) and run the lesson again."]
+        return f"This {service} session has no GPU: switch one on ({how}) and run the lesson again."
     if driver is None:
-        return []
+        return None
     if built is None:
-        builds = [(11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0)]  # PyTorch's CUDA builds
-        fitting = [b for b in builds if b <= driver]
-        if not fitting:
-            return [f"This machine has an NVIDIA GPU, but its driver only serves CUDA {driver_cuda}, older than "
-                    "any current PyTorch build: update the NVIDIA driver, then install a CUDA build of PyTorch."]
-        tag = "cu{}{}".format(*fitting[-1])
-        return [f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch is a "
-                f"CPU-only build. Install a CUDA build no newer than the driver, for example: pip install torch "
-                f"--index-url https://download.pytorch.org/whl/{tag} (lesson 01 explains the choice)."]
-    if built > driver:
-        return [f"This PyTorch was built for CUDA {torch_cuda}, but the NVIDIA driver only serves CUDA "
-                f"{driver_cuda}: update the driver, or install a PyTorch build for CUDA {driver_cuda} or older."]
-    return ["PyTorch has a CUDA build and the driver fits it, yet sees no GPU: check that CUDA_VISIBLE_DEVICES "
-            "is not empty, that no other process holds the GPU, and restart the kernel."]
+        fix, command = install()
+        return (f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch has"
+                f" no CUDA support: {fix} (lesson 01 explains the choice)." + (f"\n    {command}" if command else ""))
+    if built[0] > driver[0]:
+        fix, command = install()
+        fix = fix if fix.startswith("update") else f"update the NVIDIA driver, or {fix}"
+        return (f"This PyTorch is a CUDA {torch_cuda} build, which needs a driver that serves CUDA {built[0]}.0"
+                f" or newer, but this one serves CUDA {driver_cuda}: {fix}." + (f"\n    {command}" if command else ""))
+    return ("This PyTorch has a CUDA build that the driver can run, yet it sees no GPU. If CUDA_VISIBLE_DEVICES"
+            " is set, it must name a GPU (set it before the first CUDA call, then restart the kernel); if that"
+            " is not it, torch.cuda.init() raises an error that names the cause.")
 
 
 # From cell setup-check-25
-def hardware_summary() -> str:
-    """Describe the PyTorch build and the devices that the lessons will use.
+def _has_kernels_for(capability: tuple[int, int], arch_list: list[str]) -> bool:
+    """Whether a CUDA build compiled for ``arch_list`` (``torch.cuda.get_arch_list()``) has code
+    that a GPU of this compute capability can run: machine code ``sm_XY`` runs on GPUs X.Y to X.9
+    of the same generation, and portable code ``compute_XY`` on X.Y and everything newer."""
+    for arch in arch_list:
+        kind, _, digits = arch.partition("_")
+        digits = digits.rstrip("af")  # sm_90a, sm_100f: variants of the same generation
+        if not digits.isdigit():
+            continue
+        code = (int(digits[:-1]), int(digits[-1]))
+        if kind == "sm" and code[0] == capability[0] and code[1] <= capability[1]:
+            return True
+        if kind == "compute" and code <= capability:
+            return True
+    return False
 
-    On a machine without a GPU the text says so plainly and adds ``setup_advice``: on
-    Colab or Kaggle, how to switch a GPU on; on a machine with an NVIDIA driver, how to
-    fix the PyTorch build. The lessons then carry on on the CPU.
+
+def hardware_summary() -> str:
+    """Describe the PyTorch build and the devices that the lessons will use, one fact a line.
+
+    - CUDA GPUs (NVIDIA's, or AMD's with a ROCm build, which PyTorch also names ``cuda``): one line
+      each, and a warning when this build has no code for a GPU's generation (every computation on
+      it would fail with "no kernel image is available for execution on the device").
+    - A Mac with Apple silicon: its GPU, ``mps:0``.
+    - No GPU: says so plainly and adds ``setup_advice``'s answer for this machine, if it has one
+      (on Colab or Kaggle, how to switch a GPU on; with an NVIDIA driver, which PyTorch to install).
+      The lessons then carry on on the CPU.
     """
-    lines = [f"Python {platform.python_version()}, PyTorch {torch.__version__}"
-             f" (CUDA build: {torch.version.cuda or 'no'})"]
+    if torch.version.cuda:
+        build = f"CUDA build: {torch.version.cuda}"
+    elif getattr(torch.version, "hip", None):
+        build = f"ROCm build: HIP {torch.version.hip}"
+    else:
+        build = "CUDA build: no"
+    lines = [f"PyTorch {torch.__version__} ({build})"]
     gpus = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
     for name in gpus:
         lines.append(f"GPU {name}: {torch.cuda.get_device_name(name)}")
+        if not torch.version.cuda:
+            continue  # a ROCm build names AMD's architectures (gfx...) instead
+        capability = torch.cuda.get_device_capability(name)
+        if not _has_kernels_for(capability, torch.cuda.get_arch_list()):
+            lines.append(f"  This CUDA {torch.version.cuda} build has no code for this GPU (compute capability"
+                         f" {capability[0]}.{capability[1]}): computing on it fails with 'no kernel image is"
+                         " available for execution on the device'. Lesson 01, section 6, says which build"
+                         " it needs.")
     if not gpus and torch.backends.mps.is_available():
         gpus = ["mps:0"]
         lines.append("GPU mps:0: Apple GPU (MPS)")
@@ -136,8 +233,10 @@ def hardware_summary() -> str:
         lines.append(f"The lessons will use {gpus[0]}.")
     else:
         lines.append("No GPU found: the lessons run on the CPU and say what a GPU would change.")
-        lines += setup_advice(driver_cuda=driver_cuda_version(), torch_cuda=torch.version.cuda,
+        advice = setup_advice(driver_cuda=driver_cuda_version(), torch_cuda=torch.version.cuda,
                               cuda_available=False, service=hosted_notebook())
+        if advice is not None:
+            lines.append(advice)
     return "\n".join(lines)
 
 
@@ -244,21 +343,16 @@ def synchronize(device: torch.device) -> None:
 
 
 # From cell timing-11
-def median_seconds(fn: Callable[[], object], device: torch.device, min_run_time: float = 0.2) -> float:
-    """Return the median time in seconds of one call of ``fn()``, whose work runs on ``device``.
-
-    Calls ``fn`` once to warm up, then lets ``torch.utils.benchmark`` repeat it in
-    blocks for at least ``min_run_time`` seconds, synchronising ``device`` after each
-    call so that the clock covers the device's work. The same on every machine.
-    Raises ``TypeError`` if ``fn`` is not callable or ``min_run_time`` not a number,
-    and ``ValueError`` if ``min_run_time`` is not positive.
-    """
+def _time_calls(fn: Callable[[], object], device: torch.device, min_run_time: float,
+                at_least_four_blocks: bool) -> tuple[float, float]:
+    """Check the arguments, warm up, time ``fn`` + ``synchronize(device)``: (median, IQR) in seconds."""
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     if isinstance(min_run_time, bool) or not isinstance(min_run_time, (int, float)):
         raise TypeError(f"min_run_time must be a number of seconds, got {type(min_run_time).__name__}")
     if not min_run_time > 0:
         raise ValueError(f"min_run_time must be positive, got {min_run_time}")
+    device = torch.device(device)
 
     def call() -> None:
         fn()
@@ -266,40 +360,220 @@ def median_seconds(fn: Callable[[], object], device: torch.device, min_run_time:
 
     from torch.utils import benchmark  # imported here: it loads a C++ toolchain helper
 
-    call()  # warm-up: the first call pays for memory allocation and kernel selection
+    call()  # warm-up: the first call pays for allocation, kernel loading and library handles
     timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
-    return timer.blocked_autorange(min_run_time=min_run_time).median
+    if at_least_four_blocks:  # adaptive_autorange stops once it has 4 blocks and its threshold is met
+        measurement = timer.adaptive_autorange(threshold=math.inf, min_run_time=min_run_time)
+    else:
+        measurement = timer.blocked_autorange(min_run_time=min_run_time)
+    return measurement.median, measurement.iqr
+
+
+def median_seconds(fn: Callable[[], object], device: torch.device, min_run_time: float = 0.2) -> float:
+    """Return the median time in seconds of one call of ``fn()``, whose work runs on ``device``.
+
+    Calls ``fn`` once untimed (a warm-up), then lets ``torch.utils.benchmark``'s
+    ``Timer.blocked_autorange`` repeat it in blocks for at least ``min_run_time`` seconds,
+    with ``synchronize(device)`` after every call: each call is timed until its work is
+    done (its latency, not the throughput of calls queued back to back), and with the
+    current number of CPU threads (``Timer``'s default would be one). CPU: synchronising
+    is a no-op, so this is plain wall-clock time; CUDA and MPS: the time covers the
+    device's work. Raises ``TypeError`` if ``fn`` is not callable or ``min_run_time`` not
+    a number, and ``ValueError`` if ``min_run_time`` is not positive.
+    """
+    return _time_calls(fn, device, min_run_time, at_least_four_blocks=False)[0]
+
+
+def median_and_iqr_seconds(fn: Callable[[], object], device: torch.device,
+                           min_run_time: float = 0.2) -> tuple[float, float]:
+    """Return the median and the interquartile range (IQR), in seconds, of one call of ``fn()``.
+
+    Times ``fn`` as ``median_seconds`` does (a warm-up, ``synchronize(device)`` after every
+    call), but with ``Timer.adaptive_autorange``, which goes on until at least four blocks
+    of calls have been timed (and ``min_run_time`` seconds, at most ten), so that the IQR,
+    the spread of the middle half of the per-call times, means something: a difference
+    between two medians smaller than their IQRs is noise. The same on every machine; the
+    same errors for bad input as ``median_seconds``.
+    """
+    return _time_calls(fn, device, min_run_time, at_least_four_blocks=True)
+
+
+# From cell timing-15
+def matmul_gflops(n: int, device: torch.device, dtype: torch.dtype = torch.float32,
+                  min_run_time: float = 0.02) -> float:
+    """Return the throughput, in GFLOP/s, of an ``n`` x ``n`` matrix product ``a @ a`` on ``device``.
+
+    A product of two n x n matrices takes 2 n**3 floating-point operations. The time is
+    ``median_seconds`` (a warm-up, then repeats synchronised after each call), so on a
+    GPU small sizes include the launch and the wait. ``a`` is random (seed 0), made on
+    the CPU and moved to ``device`` in ``dtype``. On CUDA, float32 products follow the
+    precision in force (``torch.get_float32_matmul_precision()``: TF32 on Ampere and
+    later GPUs when it is not "highest"). The same on CPU, CUDA and MPS (which supports
+    float32, float16 and bfloat16). Raises ``TypeError`` if ``n`` is not an int or
+    ``dtype`` not a floating-point dtype, ``ValueError`` if ``n`` is not positive.
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n must be an int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n must be 1 or more, got {n}")
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(device, dtype)
+    return 2 * n**3 / median_seconds(lambda: a @ a, device, min_run_time) / 1e9
+
+
+def numpy_matmul_gflops(n: int, min_run_time: float = 0.02) -> float:
+    """Return the throughput, in GFLOP/s, of NumPy's float32 ``n`` x ``n`` product on the CPU.
+
+    NumPy uses its own BLAS library and thread settings, so it is a yardstick for what
+    this CPU can do, independent of PyTorch (a CPU has no single published peak). The
+    same on every machine. Raises ``TypeError`` if ``n`` is not an int, ``ValueError``
+    if it is not positive.
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n must be an int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n must be 1 or more, got {n}")
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    return 2 * n**3 / median_seconds(lambda: a @ a, torch.device("cpu"), min_run_time) / 1e9
 
 
 # From cell timing-19
 def gpu_peaks(device: torch.device) -> dict[str, float] | None:
-    """Return the published peak figures of ``device``'s GPU model, or ``None`` if unknown.
+    """Return the data-sheet peak figures of ``device``'s GPU model, or ``None`` if unknown.
 
-    Keys: ``fp32_tflops`` (float32 without tensor cores, which is what a float32
-    matrix product uses unless TF32 is switched on), ``memory_gbps`` (GPU memory)
-    and ``pcie_gbps`` (one direction of the host link, PCIe x16). Known models:
-    T4, L4, A10G, V100, A100, H100, H200, from NVIDIA's data sheets. CPU, MPS and
-    unlisted GPUs give ``None``.
+    Keys: ``fp32_tflops`` (float32 without tensor cores, what a float32 matrix product
+    uses unless TF32 is on), ``tf32_tflops`` (only for Ampere and later GPUs, which
+    have TF32), ``fp16_tflops`` (float16 on the tensor cores), ``memory_gbps`` (GPU
+    memory) and ``host_link_gbps`` (one direction of the link to the CPU). The model is
+    matched by its whole name as ``torch.cuda.get_device_name`` reports it (T4, P100,
+    V100, V100S, A100, A10, L4, L40, L40S, H100, H200 and GH200 variants), so a similar
+    name (T400, RTX A1000, GH200 against H200) never gets another model's figures. CPU,
+    MPS and unlisted GPUs give ``None``; so does a ROCm build's ``cuda`` device.
     """
     device = torch.device(device)
     if device.type != "cuda":
         return None
-    name = torch.cuda.get_device_name(device)
-    table = [  # (part of the name, fp32 TFLOP/s, memory GB/s, PCIe GB/s); the first match wins
-        ("H200", 67.0, 4800.0, 63.0),
-        ("H100 PCIe", 51.0, 2000.0, 63.0),
-        ("H100", 67.0, 3350.0, 63.0),
-        ("A100-PCIE-40GB", 19.5, 1555.0, 31.5),
-        ("A100-SXM4-40GB", 19.5, 1555.0, 31.5),
-        ("A100", 19.5, 2039.0, 31.5),
-        ("A10G", 31.2, 600.0, 31.5),
-        ("L40S", 91.6, 864.0, 31.5),
-        ("L40", 90.5, 864.0, 31.5),
-        ("L4", 30.3, 300.0, 31.5),
-        ("V100", 15.7, 900.0, 15.75),
-        ("T4", 8.1, 320.0, 15.75),
-    ]
-    for model, fp32, memory, pcie in table:
-        if model in name:
-            return {"fp32_tflops": fp32, "memory_gbps": memory, "pcie_gbps": pcie}
+    # NVIDIA's data sheets (dense figures, without sparsity): the model as torch.cuda.get_device_name
+    # reports it, after an optional "NVIDIA " or "Tesla "; float32 and TF32 (Ampere and later only)
+    # and float16 tensor-core TFLOP/s; memory GB/s; host link GB/s in one direction (PCIe 3.0 x16:
+    # 15.75, 4.0: 31.5, 5.0: 63; a GH200's NVLink-C2C: 450). Whole names: a T400 is not a T4.
+    table = (
+        ("T4", 8.1, None, 65.0, 320.0, 15.75),
+        ("P100-PCIE-16GB", 9.3, None, 18.7, 732.0, 15.75),
+        ("P100-PCIE-12GB", 9.3, None, 18.7, 549.0, 15.75),
+        ("V100-SXM2-(16|32)GB", 15.7, None, 125.0, 900.0, 15.75),
+        ("V100-PCIE-(16|32)GB", 14.0, None, 112.0, 900.0, 15.75),
+        ("V100S-PCIE-32GB", 16.4, None, 130.0, 1134.0, 15.75),
+        ("A100-SXM4-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
+        ("A100-SXM4-80GB", 19.5, 156.0, 312.0, 2039.0, 31.5),
+        ("A100-PCIE-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
+        ("A100 80GB PCIe", 19.5, 156.0, 312.0, 1935.0, 31.5),
+        ("A10", 31.2, 62.5, 125.0, 600.0, 31.5),
+        ("L4", 30.3, 60.0, 121.0, 300.0, 31.5),
+        ("L40", 90.5, 90.5, 181.0, 864.0, 31.5),
+        ("L40S", 91.6, 183.0, 362.0, 864.0, 31.5),
+        ("H100 80GB HBM3", 67.0, 494.5, 989.5, 3350.0, 63.0),
+        ("H100 PCIe", 51.0, 378.0, 756.0, 2000.0, 63.0),
+        ("H100 NVL", 60.0, 417.5, 835.5, 3900.0, 63.0),
+        ("H200", 67.0, 494.5, 989.5, 4800.0, 63.0),
+        ("H200 NVL", 60.0, 417.5, 835.5, 4800.0, 63.0),
+        ("GH200 480GB", 67.0, 494.5, 989.5, 4000.0, 450.0),
+        ("GH200 144G HBM3e", 67.0, 494.5, 989.5, 4900.0, 450.0),
+    )
+    name = torch.cuda.get_device_name(device).strip()
+    for model, fp32, tf32, fp16, memory, link in table:
+        if re.fullmatch(f"(?:NVIDIA |Tesla )?{model}", name, flags=re.IGNORECASE):
+            peaks = {"fp32_tflops": fp32, "fp16_tflops": fp16, "memory_gbps": memory, "host_link_gbps": link}
+            if tf32 is not None:
+                peaks["tf32_tflops"] = tf32
+            return peaks
     return None
+
+
+def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
+                       tf32: bool | None = None) -> tuple[float, str] | None:
+    """Return the data-sheet peak that a ``dtype`` matrix product on ``device`` can reach, and its name.
+
+    float32: the TF32 peak when TF32 is on (``tf32``; by default the setting in force,
+    ``torch.backends.cuda.matmul.allow_tf32``) and the GPU has TF32 (Ampere and later),
+    else the float32 peak. float16: the tensor-core peak; bfloat16: the same, on GPUs
+    with TF32 (the older ones have no bfloat16 tensor cores). ``None`` where
+    ``gpu_peaks`` knows no figures (CPU, MPS, unlisted GPUs) or for other dtypes.
+    Raises ``TypeError`` if ``dtype`` is not a torch dtype.
+    """
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
+    peaks = gpu_peaks(device)
+    if peaks is None:
+        return None
+    if dtype == torch.float32:
+        tf32 = torch.backends.cuda.matmul.allow_tf32 if tf32 is None else tf32
+        if tf32 and "tf32_tflops" in peaks:
+            return peaks["tf32_tflops"], "TF32"
+        return peaks["fp32_tflops"], "float32"
+    if dtype == torch.float16 or (dtype == torch.bfloat16 and "tf32_tflops" in peaks):
+        return peaks["fp16_tflops"], "float16" if dtype == torch.float16 else "bfloat16"
+    return None
+
+
+# From cell timing-22
+def _check_log_args(m: torch.Tensor, steps: int) -> None:
+    if not isinstance(m, torch.Tensor) or m.dim() != 2 or m.shape[0] != m.shape[1]:
+        raise TypeError(f"m must be a square 2-D tensor, got {getattr(m, 'shape', type(m).__name__)}")
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise TypeError(f"steps must be an int, got {type(steps).__name__}")
+    if steps < 1:
+        raise ValueError(f"steps must be 1 or more, got {steps}")
+
+
+def log_every_step(m: torch.Tensor, steps: int = 1000) -> list[float]:
+    """Compute ``m @ m`` ``steps`` times and log each result's Frobenius norm as it comes.
+
+    ``float(...)`` copies each norm to the CPU, as ``print`` or ``.item()`` would: on a GPU
+    (CUDA or MPS) every step waits until the device has finished the work queued so far.
+    On the CPU there is nothing to copy or wait for. Raises ``TypeError`` if ``m`` is not
+    a square matrix or ``steps`` not an int, ``ValueError`` if ``steps`` is not positive.
+    """
+    _check_log_args(m, steps)
+    log = []
+    for _ in range(steps):
+        log.append(float(torch.linalg.matrix_norm(m @ m)))   # a copy and a wait, every step
+    return log
+
+
+def log_on_device(m: torch.Tensor, steps: int = 1000) -> list[float]:
+    """The same log as ``log_every_step``, kept on ``m``'s device and copied to the CPU once, at the end.
+
+    The same on every device; on a GPU the steps are queued without waiting in between.
+    Raises the same errors as ``log_every_step``.
+    """
+    _check_log_args(m, steps)
+    log = []
+    for _ in range(steps):
+        log.append(torch.linalg.matrix_norm(m @ m))          # stays on the device
+    return torch.stack(log).tolist()
+
+
+# From cell timing-26
+def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking: bool = False,
+                        min_run_time: float = 0.1) -> float:
+    """Return the bandwidth, in GB/s, of copying ``source`` to ``target`` (a new copy each call).
+
+    Times ``source.to(target, non_blocking=non_blocking, copy=True)`` with ``median_seconds``,
+    waiting for both devices after each copy, so the time covers the whole transfer even
+    with ``non_blocking=True`` (which frees the host, not the link). CPU to CPU: a copy
+    within main memory. CPU to a CUDA GPU: over the host link; a pinned ``source``
+    (``pin_memory()``) skips the driver's staging copy. CPU to MPS: a copy within the
+    Mac's unified memory. Raises ``TypeError`` if ``source`` is not a tensor.
+    """
+    if not isinstance(source, torch.Tensor):
+        raise TypeError(f"source must be a tensor, got {type(source).__name__}")
+    target = torch.device(target)
+
+    def copy() -> None:
+        source.to(target, non_blocking=non_blocking, copy=True)
+        synchronize(source.device)
+
+    seconds = median_seconds(copy, target, min_run_time)
+    return source.numel() * source.element_size() / seconds / 1e9

@@ -98,6 +98,8 @@ def test_hardware_summary_says_plainly_when_there_is_no_gpu(machine, monkeypatch
     monkeypatch.setattr(utils, "driver_cuda_version", lambda: None)
     text = utils.hardware_summary()
     assert "No GPU found" in text and "Runtime" not in text
+    assert "None" not in text  # no advice is no line, not the word None
+    assert len(text.splitlines()) == 2
 
 
 @pytest.mark.parametrize(("service", "hint"), [("Colab", "Change runtime type"), ("Kaggle", "Accelerator")])
@@ -113,18 +115,60 @@ def test_hardware_summary_names_the_fix_for_a_cpu_only_build_on_a_gpu_machine(ma
     monkeypatch.setattr(utils, "hosted_notebook", lambda: None)
     monkeypatch.setattr(utils, "driver_cuda_version", lambda: "12.4")
     monkeypatch.setattr(torch.version, "cuda", None)
-    assert "whl/cu124" in utils.hardware_summary()
+    monkeypatch.setattr(torch, "__version__", "2.13.0+cpu")
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126" in utils.hardware_summary()
 
 
 def test_hardware_summary_names_each_gpu(machine, monkeypatch):
     machine("two-cuda-gpus")
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: f"Tesla T4 #{torch.device(d).index}")
+    monkeypatch.setattr(torch.version, "cuda", None)
     text = utils.hardware_summary()
     assert "GPU cuda:0: Tesla T4 #0" in text and "GPU cuda:1: Tesla T4 #1" in text
     assert "will use cuda:0" in text
 
 
-def testhosted_notebook_is_recognised_from_the_environment(monkeypatch):
+def test_hardware_summary_reports_a_rocm_build_as_rocm_not_as_cpu_only(machine, monkeypatch):
+    machine("one-cuda-gpu")  # an AMD GPU: a ROCm build calls it cuda:0 too
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.version, "hip", "7.2.26015-fc0010cf6a")
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: "AMD Instinct MI300X")
+    text = utils.hardware_summary()
+    assert "ROCm build: HIP 7.2" in text and "CUDA build: no" not in text
+    assert "GPU cuda:0: AMD Instinct MI300X" in text and "no code for this GPU" not in text
+
+
+# torch.cuda.get_arch_list() of PyTorch's builds for x86-64: the CUDA 13.0 build starts at Turing, cu126 at
+# Maxwell (torch/cuda/__init__.py, PYTORCH_RELEASES_CODE_CC).
+CU130_ARCHES = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]  # measured: PyPI torch 2.14.1
+CU126_ARCHES = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+
+
+@pytest.mark.parametrize(
+    ("arches", "capability", "warned"),
+    [
+        (CU130_ARCHES, (6, 0), True),  # Kaggle's P100 (Pascal) with a CUDA 13 build
+        (CU130_ARCHES, (7, 0), True),  # V100 (Volta)
+        (CU130_ARCHES, (7, 5), False),  # T4 (Turing)
+        (CU130_ARCHES, (8, 9), False),  # L4, RTX 40xx: sm_86 code runs on 8.9
+        (CU126_ARCHES, (6, 0), False),
+        (CU126_ARCHES, (12, 0), True),  # RTX 50xx (Blackwell) with cu126
+        (["sm_80", "compute_80"], (12, 0), False),  # portable PTX code runs on any newer GPU
+    ],
+)
+def test_hardware_summary_warns_when_the_build_has_no_code_for_a_gpu(machine, monkeypatch, arches, capability,
+                                                                     warned):
+    machine("one-cuda-gpu")
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: "Tesla P100-PCIE-16GB")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d: capability)
+    monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: arches)
+    text = utils.hardware_summary()
+    assert ("no kernel image is available for execution on the device" in text) == warned
+    assert "will use cuda:0" in text
+
+
+def test_hosted_notebook_is_recognised_from_the_environment(monkeypatch):
     monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab")
     assert utils.hosted_notebook() == "Colab"
     monkeypatch.delenv("COLAB_RELEASE_TAG")
@@ -176,18 +220,18 @@ def test_driver_cuda_version_is_none_when_nvidia_smi_fails(monkeypatch):
 @pytest.mark.parametrize(
     ("facts", "expected"),
     [
-        (dict(driver_cuda="12.4", torch_cuda=None, cuda_available=False), "whl/cu124"),
-        (dict(driver_cuda="12.7", torch_cuda=None, cuda_available=False), "whl/cu126"),
-        (dict(driver_cuda="11.4", torch_cuda=None, cuda_available=False), "update the NVIDIA driver"),
-        (dict(driver_cuda="12.2", torch_cuda="12.8", cuda_available=False), "update the driver"),
-        (dict(driver_cuda="12.8", torch_cuda="12.4", cuda_available=False), "CUDA_VISIBLE_DEVICES"),
-        (dict(driver_cuda=None, torch_cuda="12.4", cuda_available=False, service="Colab"), "Change runtime type"),
-        (dict(driver_cuda=None, torch_cuda="12.4", cuda_available=False, service="Kaggle"), "Accelerator"),
+        (dict(driver_cuda="12.4", torch_cuda=None), "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126"),
+        (dict(driver_cuda="13.0", torch_cuda=None), "(or cu130 for a Blackwell GPU, such as an RTX 50xx)"),
+        (dict(driver_cuda="11.4", torch_cuda=None), "update the NVIDIA driver"),
+        (dict(driver_cuda="12.4", torch_cuda="13.0"), "update the NVIDIA driver, or install the CUDA 12.6 build"),
+        (dict(driver_cuda="12.2", torch_cuda="12.8"), "CUDA_VISIBLE_DEVICES"),  # minor-version compatibility
+        (dict(driver_cuda=None, torch_cuda="12.6", service="Colab"), "Change runtime type"),
+        (dict(driver_cuda=None, torch_cuda="12.6", service="Kaggle"), "Accelerator"),
     ],
 )
 def test_setup_advice_names_the_fix_for_each_common_problem(facts, expected):
-    advice = utils.setup_advice(**facts)
-    assert len(advice) == 1 and expected in advice[0]
+    advice = utils.setup_advice(**facts, cuda_available=False, torch_version="2.13.0")
+    assert isinstance(advice, str) and expected in advice
 
 
 @pytest.mark.parametrize(
@@ -199,4 +243,229 @@ def test_setup_advice_names_the_fix_for_each_common_problem(facts, expected):
     ],
 )
 def test_setup_advice_is_silent_when_nothing_needs_fixing(facts):
-    assert utils.setup_advice(**facts) == []
+    assert utils.setup_advice(**facts) is None
+
+
+def test_setup_advice_takes_keywords_only():
+    with pytest.raises(TypeError):
+        utils.setup_advice("12.4", None, False)
+
+
+@pytest.mark.parametrize(("release", "driver", "tag"), [
+    ("2.4.1", "12.2", "cu124"), ("2.6.0", "12.2", "cu126"), ("2.7.1", "11.4", "cu118"),
+    ("2.8.0", "12.9", "cu126"), ("2.12.1+cpu", "13.0", "cu126"), ("2.14.1", "12.2", "cu126"),
+])
+def test_setup_advice_pins_the_release_and_names_only_a_build_it_publishes(release, driver, tag):
+    advice = utils.setup_advice(driver_cuda=driver, torch_cuda=None, cuda_available=False, torch_version=release)
+    pinned = release.split("+")[0]
+    assert f"pip install torch=={pinned} --index-url https://download.pytorch.org/whl/{tag}" in advice
+
+
+def test_setup_advice_names_no_build_for_a_release_it_does_not_know():
+    advice = utils.setup_advice(driver_cuda="13.0", torch_cuda=None, cuda_available=False, torch_version="2.15.0")
+    assert "pip install torch==2.15.0" in advice and "cuXYZ" in advice and "cu126" not in advice
+
+
+@pytest.mark.parametrize("bad", [213, 2.13, ["2.13.0"]])
+def test_setup_advice_rejects_a_torch_version_that_is_not_a_string(bad):
+    with pytest.raises(TypeError, match="PyTorch version is a string"):
+        utils.setup_advice(driver_cuda="12.4", torch_cuda=None, cuda_available=False, torch_version=bad)
+
+
+@pytest.mark.parametrize("bad", ["", "latest", "v2.13"])
+def test_setup_advice_rejects_a_malformed_torch_version(bad):
+    with pytest.raises(ValueError, match="not a PyTorch version"):
+        utils.setup_advice(driver_cuda="12.4", torch_cuda=None, cuda_available=False, torch_version=bad)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_setup_advice_rejects_availability_that_is_not_a_bool(bad):
+    with pytest.raises(TypeError, match="True or False"):
+        utils.setup_advice(driver_cuda=None, torch_cuda=None, cuda_available=bad)
+
+
+# --- Lesson 05: synchronize, median_seconds, median_and_iqr_seconds, gpu_peaks, matmul_peak_tflops,
+# and the measuring helpers that `make bench` reuses ---------------------------------------------
+
+
+@pytest.mark.parametrize(("device", "cuda_calls", "mps_calls"),
+                         [(cuda1, [cuda1], 0), (mps, [], 1), (cpu, [], 0), (meta, [], 0)])
+def test_synchronize_waits_for_the_named_device_and_only_for_a_gpu(monkeypatch, device, cuda_calls, mps_calls):
+    waited_cuda, waited_mps = [], []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda d=None: waited_cuda.append(d))
+    monkeypatch.setattr(torch.mps, "synchronize", lambda: waited_mps.append(1))
+    utils.synchronize(device)
+    assert waited_cuda == cuda_calls and len(waited_mps) == mps_calls
+
+
+@pytest.mark.parametrize("measure", [utils.median_seconds, utils.median_and_iqr_seconds])
+def test_timing_helpers_synchronise_the_named_device_after_every_call(monkeypatch, measure):
+    calls, waits = [], []
+    monkeypatch.setattr(utils, "synchronize", lambda d: waits.append(torch.device(d)))
+    measure(lambda: calls.append(1), cuda1, min_run_time=0.001)
+    assert len(calls) >= 2 and waits == [cuda1] * len(calls)  # the warm-up included
+
+
+@pytest.mark.parametrize("measure", [utils.median_seconds, utils.median_and_iqr_seconds])
+def test_timing_helpers_keep_the_current_cpu_threads_not_timers_default_of_one(measure):
+    seen = []
+    measure(lambda: seen.append(torch.get_num_threads()), cpu, min_run_time=0.001)
+    assert set(seen) == {torch.get_num_threads()}
+
+
+def test_median_and_iqr_seconds_times_at_least_four_blocks_after_a_warm_up():
+    import time
+
+    calls = []
+
+    def nap() -> None:
+        calls.append(1)
+        time.sleep(0.002)
+
+    median, iqr = utils.median_and_iqr_seconds(nap, cpu, min_run_time=0.001)
+    assert len(calls) >= 1 + 1 + 4  # warm-up, Timer's block-size estimate, four blocks of one call
+    assert median >= 0.002 and 0 <= iqr < median
+
+
+@pytest.mark.parametrize("measure", [utils.median_seconds, utils.median_and_iqr_seconds])
+@pytest.mark.parametrize(("fn", "min_run_time", "error"),
+                         [(42, 0.1, TypeError), (lambda: None, "0.1", TypeError), (lambda: None, True, TypeError),
+                          (lambda: None, 0, ValueError), (lambda: None, -1.0, ValueError)])
+def test_timing_helpers_reject_bad_arguments_with_a_clear_error(measure, fn, min_run_time, error):
+    with pytest.raises(error, match=r"fn must be callable|min_run_time must be"):
+        measure(fn, cpu, min_run_time=min_run_time)
+
+
+# torch.cuda.get_device_name as NVIDIA's drivers report each model, and what the data sheets give:
+# (fp32 TFLOP/s, TF32 TFLOP/s or None before Ampere, memory GB/s, host link GB/s in one direction).
+KNOWN_GPUS = [
+    ("Tesla T4", (8.1, None, 320.0, 15.75)),
+    ("Tesla P100-PCIE-16GB", (9.3, None, 732.0, 15.75)),
+    ("Tesla V100-SXM2-32GB", (15.7, None, 900.0, 15.75)),
+    ("Tesla V100-PCIE-16GB", (14.0, None, 900.0, 15.75)),
+    ("Tesla V100S-PCIE-32GB", (16.4, None, 1134.0, 15.75)),
+    ("NVIDIA A100-SXM4-80GB", (19.5, 156.0, 2039.0, 31.5)),
+    ("A100-SXM4-40GB", (19.5, 156.0, 1555.0, 31.5)),  # drivers before R460 had no "NVIDIA " prefix
+    ("NVIDIA A100-PCIE-40GB", (19.5, 156.0, 1555.0, 31.5)),
+    ("NVIDIA A100 80GB PCIe", (19.5, 156.0, 1935.0, 31.5)),
+    ("NVIDIA A10", (31.2, 62.5, 600.0, 31.5)),
+    ("NVIDIA L4", (30.3, 60.0, 300.0, 31.5)),
+    ("NVIDIA L40S", (91.6, 183.0, 864.0, 31.5)),
+    ("NVIDIA H100 80GB HBM3", (67.0, 494.5, 3350.0, 63.0)),
+    ("NVIDIA H100 PCIe", (51.0, 378.0, 2000.0, 63.0)),
+    ("NVIDIA H100 NVL", (60.0, 417.5, 3900.0, 63.0)),
+    ("NVIDIA H200", (67.0, 494.5, 4800.0, 63.0)),
+    ("NVIDIA H200 NVL", (60.0, 417.5, 4800.0, 63.0)),
+    ("NVIDIA GH200 480GB", (67.0, 494.5, 4000.0, 450.0)),
+]
+
+
+@pytest.mark.parametrize(("name", "figures"), KNOWN_GPUS)
+def test_gpu_peaks_gives_each_model_its_own_data_sheet_figures(monkeypatch, name, figures):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: name)
+    peaks = utils.gpu_peaks(cuda0)
+    assert (peaks["fp32_tflops"], peaks.get("tf32_tflops"), peaks["memory_gbps"], peaks["host_link_gbps"]) == figures
+    assert peaks["fp16_tflops"] > peaks["fp32_tflops"]  # the tensor cores' peak is the higher one
+
+
+@pytest.mark.parametrize("name", ["NVIDIA RTX A1000", "NVIDIA RTX A1000 6GB Laptop GPU", "NVIDIA T400",
+                                  "NVIDIA T400 4GB", "NVIDIA GeForce RTX 4090", "NVIDIA A10G", "NVIDIA L40G",
+                                  "NVIDIA H100", "AMD Instinct MI300X", "Quadro T4000", ""])
+def test_gpu_peaks_gives_no_figures_to_a_model_it_does_not_know_even_with_a_similar_name(monkeypatch, name):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: name)
+    assert utils.gpu_peaks(cuda0) is None
+
+
+def test_gpu_peaks_tells_apart_the_names_that_share_a_part(monkeypatch):
+    def peaks(name: str) -> dict | None:
+        monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: name)
+        return utils.gpu_peaks(cuda0)
+
+    assert peaks("NVIDIA GH200 480GB")["host_link_gbps"] == 450.0 != peaks("NVIDIA H200")["host_link_gbps"]
+    assert peaks("NVIDIA H200 NVL")["fp32_tflops"] == 60.0 != peaks("NVIDIA H200")["fp32_tflops"]
+    assert peaks("NVIDIA H100 NVL")["memory_gbps"] == 3900.0 != peaks("NVIDIA H100 80GB HBM3")["memory_gbps"]
+    assert peaks("Tesla V100S-PCIE-32GB")["fp32_tflops"] == 16.4 != peaks("Tesla V100-PCIE-32GB")["fp32_tflops"]
+    assert peaks("NVIDIA L40S")["fp32_tflops"] == 91.6 != peaks("NVIDIA L40")["fp32_tflops"]
+    assert peaks("NVIDIA L4")["memory_gbps"] == 300.0
+
+
+@pytest.mark.parametrize("device", [cpu, mps, meta])
+def test_gpu_peaks_and_matmul_peak_know_nothing_of_a_cpu_or_a_mac(device):
+    assert utils.gpu_peaks(device) is None
+    assert utils.matmul_peak_tflops(device) is None
+
+
+@pytest.mark.parametrize(("name", "dtype", "tf32", "expected"), [
+    ("Tesla T4", torch.float32, False, (8.1, "float32")),
+    ("Tesla T4", torch.float32, True, (8.1, "float32")),  # no TF32 before Ampere: the switch changes nothing
+    ("Tesla T4", torch.float16, False, (65.0, "float16")),
+    ("Tesla T4", torch.bfloat16, False, None),  # no bfloat16 tensor cores on Turing
+    ("NVIDIA A100-SXM4-80GB", torch.float32, False, (19.5, "float32")),
+    ("NVIDIA A100-SXM4-80GB", torch.float32, True, (156.0, "TF32")),
+    ("NVIDIA A100-SXM4-80GB", torch.bfloat16, False, (312.0, "bfloat16")),
+    ("NVIDIA H200", torch.float32, True, (494.5, "TF32")),
+    ("NVIDIA H200", torch.float64, False, None),
+])
+def test_matmul_peak_tflops_picks_the_peak_that_applies(monkeypatch, name, dtype, tf32, expected):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: name)
+    assert utils.matmul_peak_tflops(cuda0, dtype, tf32=tf32) == expected
+
+
+@pytest.mark.parametrize(("allow_tf32", "expected"), [(True, (156.0, "TF32")), (False, (19.5, "float32"))])
+def test_matmul_peak_tflops_follows_the_tf32_setting_in_force(monkeypatch, allow_tf32, expected):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "NVIDIA A100 80GB PCIe")
+    before = torch.backends.cuda.matmul.allow_tf32  # a flag of torch's, which monkeypatch cannot restore
+    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    try:
+        assert utils.matmul_peak_tflops(cuda0) == expected
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def test_matmul_peak_tflops_rejects_what_is_not_a_dtype():
+    with pytest.raises(TypeError, match=r"torch\.dtype"):
+        utils.matmul_peak_tflops(cpu, "float32")
+
+
+def test_matmul_gflops_and_its_numpy_yardstick_measure_a_positive_rate():
+    assert utils.matmul_gflops(16, cpu, min_run_time=0.001) > 0
+    assert utils.matmul_gflops(16, cpu, torch.float64, min_run_time=0.001) > 0
+    assert utils.numpy_matmul_gflops(16, min_run_time=0.001) > 0
+
+
+@pytest.mark.parametrize(("n", "dtype", "error"), [(16.0, torch.float32, TypeError), (True, torch.float32, TypeError),
+                                                    ("16", torch.float32, TypeError), (0, torch.float32, ValueError),
+                                                    (16, torch.int32, TypeError), (16, "float32", TypeError)])
+def test_matmul_gflops_rejects_bad_arguments_with_a_clear_error(n, dtype, error):
+    with pytest.raises(error, match=r"n must be|dtype must be"):
+        utils.matmul_gflops(n, cpu, dtype, min_run_time=0.001)
+    if dtype == torch.float32:
+        with pytest.raises(error, match="n must be"):
+            utils.numpy_matmul_gflops(n, min_run_time=0.001)
+
+
+def test_both_ways_of_logging_give_the_same_norms():
+    m = torch.randn(8, 8, generator=torch.Generator().manual_seed(0))
+    every, once = utils.log_every_step(m, 5), utils.log_on_device(m, 5)
+    assert len(every) == 5 and every == pytest.approx(once)
+
+
+@pytest.mark.parametrize(("m", "steps", "error"), [(torch.ones(3), 5, TypeError), (torch.ones(2, 3), 5, TypeError),
+                                                    ([[1.0]], 5, TypeError), (torch.ones(2, 2), 0, ValueError),
+                                                    (torch.ones(2, 2), 2.0, TypeError)])
+def test_logging_helpers_reject_bad_arguments_with_a_clear_error(m, steps, error):
+    for log in (utils.log_every_step, utils.log_on_device):
+        with pytest.raises(error, match=r"m must be|steps must be"):
+            log(m, steps)
+
+
+def test_copy_bandwidth_waits_for_both_ends_of_the_copy(monkeypatch):
+    waits = []
+    monkeypatch.setattr(utils, "synchronize", lambda d: waits.append(torch.device(d)))
+    assert utils.copy_bandwidth_gbps(torch.ones(1024), meta, min_run_time=0.001) > 0
+    assert set(waits) == {cpu, meta}  # the source's device after each copy, the target's by median_seconds
+
+
+def test_copy_bandwidth_rejects_what_is_not_a_tensor():
+    with pytest.raises(TypeError, match="source must be a tensor"):
+        utils.copy_bandwidth_gbps([1.0, 2.0], cpu)

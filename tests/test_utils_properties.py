@@ -64,3 +64,19 @@ def test_setup_advice_rejects_any_malformed_version(bad):
 def test_setup_advice_rejects_a_version_that_is_not_a_string(bad):
     with pytest.raises(TypeError, match="CUDA version is a string"):
         utils.setup_advice(driver_cuda=bad, torch_cuda=None, cuda_available=False)
+
+
+@given(st.sampled_from(sorted(utils.PYTORCH_CUDA_BUILDS)), st.integers(min_value=10, max_value=14),
+       st.integers(min_value=0, max_value=9), st.one_of(st.none(), st.sampled_from(["12.6", "12.8", "13.0", "13.2"])))
+def test_setup_advice_never_names_a_build_the_release_lacks_or_the_driver_cannot_run(release, major, minor, built):
+    """Whatever the driver and the build, a suggested cuXYZ is one this release publishes, of a CUDA
+    major version the driver serves, and the command pins the release."""
+    version = f"{release[0]}.{release[1]}.0"
+    advice = utils.setup_advice(driver_cuda=f"{major}.{minor}", torch_cuda=built, cuda_available=False,
+                                torch_version=version)
+    publishes = {"cu" + b.replace(".", ""): int(b.split(".")[0]) for b in utils.PYTORCH_CUDA_BUILDS[release]}
+    named = __import__("re").findall(r"\bcu\d{3}\b", advice or "")
+    for tag in named:
+        assert tag in publishes and publishes[tag] <= major, (advice, tag)
+    if "pip install" in (advice or ""):
+        assert f"pip install torch=={version} " in advice
