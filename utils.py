@@ -12,6 +12,7 @@ machine with any number of GPUs, and on a Mac with Apple's MPS backend.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -20,7 +21,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -358,7 +358,17 @@ def _time_calls(fn: Callable[[], object], device: torch.device, min_run_time: fl
         fn()
         synchronize(device)
 
-    from torch.utils import benchmark  # imported here: it loads a C++ toolchain helper
+    # torch.utils.benchmark imports torch.utils.cpp_extension, which on a CUDA build of PyTorch
+    # with no GPU visible (Colab's CPU runtime) logs "No CUDA runtime is found, using
+    # CUDA_HOME=..." to stderr: a note for compiling C++ extensions, which timing never does.
+    # That logger is silenced for this one import; every other message still shows.
+    extension_log = logging.getLogger("torch.utils.cpp_extension")
+    level = extension_log.level
+    extension_log.setLevel(logging.ERROR)
+    try:
+        from torch.utils import benchmark
+    finally:
+        extension_log.setLevel(level)
 
     call()  # warm-up: the first call pays for allocation, kernel loading and library handles
     timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
@@ -434,6 +444,8 @@ def numpy_matmul_gflops(n: int, min_run_time: float = 0.02) -> float:
         raise TypeError(f"n must be an int, got {type(n).__name__}")
     if n < 1:
         raise ValueError(f"n must be 1 or more, got {n}")
+    import numpy as np  # imported here: PyTorch runs without NumPy, so utils does too
+
     a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
     return 2 * n**3 / median_seconds(lambda: a @ a, torch.device("cpu"), min_run_time) / 1e9
 
