@@ -12,6 +12,7 @@ machine with any number of GPUs, and on a Mac with Apple's MPS backend.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -25,6 +26,7 @@ import torch
 from torch import nn
 
 __all__ = [
+    "autocast_dtype",
     "copy_bandwidth_gbps",
     "driver_cuda_version",
     "gpu_peaks",
@@ -40,6 +42,7 @@ __all__ = [
     "numpy_matmul_gflops",
     "setup_advice",
     "synchronize",
+    "training_step",
     "try_all_gpus",
     "try_gpu",
     "two_different_devices",
@@ -92,6 +95,7 @@ PYTORCH_CUDA_BUILDS = {
     (2, 12): ("12.6", "13.0", "13.2"),
     (2, 13): ("12.6", "13.0", "13.2"),
     (2, 14): ("12.6", "13.0", "13.2"),
+    (2, 15): ("13.0", "13.2"),
 }
 
 
@@ -110,7 +114,9 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
     - ``cuda_available``: ``torch.cuda.is_available()``; ``mps_available``: the same for Apple's MPS.
     - ``service``: ``"Colab"``, ``"Kaggle"`` or ``None`` (``hosted_notebook()``).
     - ``torch_version``: the release to advise for, ``torch.__version__`` when left out. An install
-      command names only a CUDA build that this release publishes, pinned to the release.
+      command names only a CUDA build that the release it installs publishes, pinned to that release.
+      When this release has no build the driver runs, or is newer than ``PYTORCH_CUDA_BUILDS``, the
+      advice names the newest listed release that has one (or says to update the driver).
 
     A machine without any GPU needs no fix: the lessons run on its CPU. A malformed version raises
     ``TypeError`` or ``ValueError`` rather than giving wrong advice.
@@ -134,25 +140,35 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
     release, pinned = (int(found[1]), int(found[2])), found[0]
     driver, built = version(driver_cuda), version(torch_cuda)
 
-    def install() -> tuple[str, str]:
-        """What to install instead, and the command: a CUDA build of this release that the driver serves."""
-        builds = PYTORCH_CUDA_BUILDS.get(release)
-        if builds is None:
-            return (f"install a CUDA build of PyTorch {pinned} whose CUDA major version the driver serves"
-                    f" (CUDA {driver[0]} or older), with a cuXYZ that https://pytorch.org/get-started/locally/"
-                    " lists for this release",
-                    f"pip install torch=={pinned} --index-url https://download.pytorch.org/whl/cuXYZ")
+    def build_for(builds: tuple[str, ...]) -> str | None:
+        """The build to advise among ``builds``: cu126 (every GPU before Blackwell), else the newest that fits."""
         fitting = [b for b in builds if version(b)[0] <= driver[0]]
-        if not fitting:
-            return (f"update the NVIDIA driver, since PyTorch {pinned} has CUDA builds only for CUDA"
-                    f" {', '.join(builds[:-1])} and {builds[-1]}", "")
-        choice = "12.6" if "12.6" in fitting else fitting[-1]
-        what = f"install the CUDA {choice} build of PyTorch {pinned}"
-        blackwell = [b for b in fitting if version(b) >= (12, 8)]
-        if blackwell and choice not in blackwell:
-            what += f" (or cu{blackwell[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)"
-        return what, (f"pip install torch=={pinned} --index-url"
-                      f" https://download.pytorch.org/whl/cu{choice.replace('.', '')}")
+        return None if not fitting else "12.6" if "12.6" in fitting else fitting[-1]
+
+    def command(pin: str, build: str) -> str:
+        return f"pip install {pin} --index-url https://download.pytorch.org/whl/cu{build.replace('.', '')}"
+
+    def install() -> tuple[str, str]:
+        """What to install instead, and the command: a CUDA build that the driver serves, pinned."""
+        builds = PYTORCH_CUDA_BUILDS.get(release)
+        choice = build_for(builds) if builds else None
+        if choice is not None:
+            what = f"install the CUDA {choice} build of PyTorch {pinned}"
+            newer = [b for b in builds if version(b) >= (12, 8) and version(b)[0] <= driver[0]]
+            if newer and choice not in newer and driver >= (12, 8):  # a Blackwell GPU needs driver 570+ (CUDA 12.8)
+                what += f" (or cu{newer[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)"
+            return what, command(f"torch=={pinned}", choice)
+        known = sorted((r for r in PYTORCH_CUDA_BUILDS if r < release and build_for(PYTORCH_CUDA_BUILDS[r])),
+                       reverse=True)
+        why = (f"PyTorch {pinned} has CUDA builds only for CUDA {', '.join(builds[:-1])} and {builds[-1]}" if builds
+               else f"this helper does not know which CUDA builds PyTorch {pinned} publishes")
+        if not known:
+            return f"update the NVIDIA driver, since {why}", ""
+        older = f"{known[0][0]}.{known[0][1]}"
+        fallback = build_for(PYTORCH_CUDA_BUILDS[known[0]])
+        return (f"update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older}, the newest"
+                f" release with a build this driver runs ({why})",
+                command(f'"torch=={older}.*"', fallback))
 
     for name, flag in (("cuda_available", cuda_available), ("mps_available", mps_available)):
         if not isinstance(flag, bool):
@@ -166,14 +182,15 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
     if driver is None:
         return None
     if built is None:
-        fix, command = install()
+        fix, cmd = install()
         return (f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch has"
-                f" no CUDA support: {fix} (lesson 01 explains the choice)." + (f"\n    {command}" if command else ""))
+                f" no CUDA support: {fix} (lesson 01, section 6, explains the choice)."
+                + (f"\n    {cmd}" if cmd else ""))
     if built[0] > driver[0]:
-        fix, command = install()
+        fix, cmd = install()
         fix = fix if fix.startswith("update") else f"update the NVIDIA driver, or {fix}"
         return (f"This PyTorch is a CUDA {torch_cuda} build, which needs a driver that serves CUDA {built[0]}.0"
-                f" or newer, but this one serves CUDA {driver_cuda}: {fix}." + (f"\n    {command}" if command else ""))
+                f" or newer, but this one serves CUDA {driver_cuda}: {fix}." + (f"\n    {cmd}" if cmd else ""))
     return ("This PyTorch has a CUDA build that the driver can run, yet it sees no GPU. If CUDA_VISIBLE_DEVICES"
             " is set, it must name a GPU (set it before the first CUDA call, then restart the kernel); if that"
             " is not it, torch.cuda.init() raises an error that names the cause.")
@@ -202,20 +219,25 @@ def hardware_summary() -> str:
 
     - CUDA GPUs (NVIDIA's, or AMD's with a ROCm build, which PyTorch also names ``cuda``): one line
       each, and a warning when this build has no code for a GPU's generation (every computation on
-      it would fail with "no kernel image is available for execution on the device").
+      it would fail with "no kernel image is available for execution on the device"). GPUs count
+      only when ``torch.cuda.is_available()``: with a driver too old for the build, CUDA may report
+      a GPU that it cannot use, and the summary treats that machine as one without a GPU.
     - A Mac with Apple silicon: its GPU, ``mps:0``.
     - No GPU: says so plainly and adds ``setup_advice``'s answer for this machine, if it has one
-      (on Colab or Kaggle, how to switch a GPU on; with an NVIDIA driver, which PyTorch to install).
-      The lessons then carry on on the CPU.
+      (on Colab or Kaggle, how to switch a GPU on; with an NVIDIA driver, which PyTorch to install;
+      with AMD's GPU tools but no ROCm build, that a ROCm build is needed). The lessons then carry
+      on on the CPU.
     """
+    hip = getattr(torch.version, "hip", None)
     if torch.version.cuda:
         build = f"CUDA build: {torch.version.cuda}"
-    elif getattr(torch.version, "hip", None):
-        build = f"ROCm build: HIP {torch.version.hip}"
+    elif hip:
+        build = f"ROCm build: HIP {hip}"
     else:
         build = "CUDA build: no"
     lines = [f"PyTorch {torch.__version__} ({build})"]
-    gpus = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    gpus = [f"cuda:{i}" for i in range(n_cuda)]
     for name in gpus:
         lines.append(f"GPU {name}: {torch.cuda.get_device_name(name)}")
         if not torch.version.cuda:
@@ -231,12 +253,17 @@ def hardware_summary() -> str:
         lines.append("GPU mps:0: Apple GPU (MPS)")
     if gpus:
         lines.append(f"The lessons will use {gpus[0]}.")
-    else:
-        lines.append("No GPU found: the lessons run on the CPU and say what a GPU would change.")
-        advice = setup_advice(driver_cuda=driver_cuda_version(), torch_cuda=torch.version.cuda,
-                              cuda_available=False, service=hosted_notebook())
-        if advice is not None:
-            lines.append(advice)
+        return "\n".join(lines)
+    lines.append("No GPU found: the lessons run on the CPU and say what a GPU would change.")
+    driver = driver_cuda_version()
+    advice = setup_advice(driver_cuda=driver, torch_cuda=torch.version.cuda,
+                          cuda_available=False, service=hosted_notebook())
+    if advice is not None:
+        lines.append(advice)
+    elif driver is None and not hip and (shutil.which("amd-smi") or shutil.which("rocm-smi")):
+        lines.append("AMD's GPU tools (amd-smi, rocm-smi) are on this machine, but this PyTorch has no ROCm"
+                     " support: to use an AMD GPU, install PyTorch's ROCm build (the command for your"
+                     " release is at https://pytorch.org/get-started/locally/).")
     return "\n".join(lines)
 
 
@@ -247,7 +274,9 @@ def hardware_summary() -> str:
 def try_gpu(i: int = 0) -> torch.device:
     """Return GPU number ``i`` if this machine has it, otherwise the CPU.
 
-    - CUDA machine with n GPUs: ``cuda:i`` for ``0 <= i < n``, else ``cpu``.
+    - CUDA machine with n usable GPUs: ``cuda:i`` for ``0 <= i < n``, else ``cpu``. GPUs count only
+      when ``torch.cuda.is_available()``: with a driver too old for the build, CUDA can report a GPU
+      it cannot use, and then the answer is ``cpu``.
     - Mac with Apple silicon (MPS): ``mps:0`` for ``i == 0`` (a Mac has one GPU), else ``cpu``.
     - No GPU: ``cpu``.
 
@@ -257,7 +286,8 @@ def try_gpu(i: int = 0) -> torch.device:
         raise TypeError(f"GPU index must be an int, got {type(i).__name__}: {i!r}")
     if i < 0:
         raise ValueError(f"GPU index must be 0 or more, got {i}")
-    if i < torch.cuda.device_count():
+    n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if i < n_cuda:
         return torch.device(f"cuda:{i}")
     if i == 0 and torch.backends.mps.is_available():
         return torch.device("mps:0")
@@ -268,11 +298,13 @@ def try_gpu(i: int = 0) -> torch.device:
 def try_all_gpus() -> list[torch.device]:
     """Return every GPU of this machine, or ``[cpu]`` when it has none.
 
-    - CUDA machine with n GPUs: ``[cuda:0, ..., cuda:n-1]``.
+    - CUDA machine with n usable GPUs: ``[cuda:0, ..., cuda:n-1]`` (none unless
+      ``torch.cuda.is_available()``, as in ``try_gpu``).
     - Mac with Apple silicon (MPS): ``[mps:0]``.
     - No GPU: ``[cpu]``, so a loop over the result always runs at least once.
     """
-    devices = [torch.device(f"cuda:{i}") for i in range(torch.cuda.device_count())]
+    n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    devices = [torch.device(f"cuda:{i}") for i in range(n_cuda)]
     if not devices and torch.backends.mps.is_available():
         devices = [torch.device("mps:0")]
     return devices or [torch.device("cpu")]
@@ -456,8 +488,9 @@ def gpu_peaks(device: torch.device) -> dict[str, float] | None:
 
     Keys: ``fp32_tflops`` (float32 without tensor cores, what a float32 matrix product
     uses unless TF32 is on), ``tf32_tflops`` (only for Ampere and later GPUs, which
-    have TF32), ``fp16_tflops`` (float16 on the tensor cores), ``memory_gbps`` (GPU
-    memory) and ``host_link_gbps`` (one direction of the link to the CPU). The model is
+    have TF32), ``fp16_tflops`` (float16, on the tensor cores; a P100
+    has none and runs float16 at twice its float32 rate), ``memory_gbps`` (GPU memory)
+    and ``host_link_gbps`` (one direction of the link to the CPU). The model is
     matched by its whole name as ``torch.cuda.get_device_name`` reports it (T4, P100,
     V100, V100S, A100, A10, L4, L40, L40S, H100, H200 and GH200 variants), so a similar
     name (T400, RTX A1000, GH200 against H200) never gets another model's figures. CPU,
@@ -468,8 +501,9 @@ def gpu_peaks(device: torch.device) -> dict[str, float] | None:
         return None
     # NVIDIA's data sheets (dense figures, without sparsity): the model as torch.cuda.get_device_name
     # reports it, after an optional "NVIDIA " or "Tesla "; float32 and TF32 (Ampere and later only)
-    # and float16 tensor-core TFLOP/s; memory GB/s; host link GB/s in one direction (PCIe 3.0 x16:
-    # 15.75, 4.0: 31.5, 5.0: 63; a GH200's NVLink-C2C: 450). Whole names: a T400 is not a T4.
+    # and float16 TFLOP/s (tensor cores; a P100 has none: twice its float32); memory GB/s; host link
+    # GB/s in one direction (PCIe 3.0 x16: 15.75, 4.0: 31.5, 5.0: 63; a GH200's NVLink-C2C: 450).
+    # Whole names: a T400 is not a T4.
     table = (
         ("T4", 8.1, None, 65.0, 320.0, 15.75),
         ("P100-PCIE-16GB", 9.3, None, 18.7, 732.0, 15.75),
@@ -509,7 +543,7 @@ def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
 
     float32: the TF32 peak when TF32 is on (``tf32``; by default the setting in force,
     ``torch.backends.cuda.matmul.allow_tf32``) and the GPU has TF32 (Ampere and later),
-    else the float32 peak. float16: the tensor-core peak; bfloat16: the same, on GPUs
+    else the float32 peak. float16: the float16 peak (the tensor cores'); bfloat16: the same, on GPUs
     with TF32 (the older ones have no bfloat16 tensor cores). ``None`` where
     ``gpu_peaks`` knows no figures (CPU, MPS, unlisted GPUs) or for other dtypes.
     Raises ``TypeError`` if ``dtype`` is not a torch dtype.
@@ -589,3 +623,89 @@ def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking
 
     seconds = median_seconds(copy, target, min_run_time)
     return source.numel() * source.element_size() / seconds / 1e9
+
+
+# --- Lesson 07: Mixed precision (notebooks/07_mixed_precision.ipynb) ------------------------------
+
+
+# From cell precision-26
+def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
+    """Return the dtype to autocast to on ``device``, or ``None`` where mixed precision is not on offer.
+
+    - CUDA: ``torch.float16``: tensor cores compute it on every NVIDIA GPU from Volta on (a
+      T4 included); training with it needs a ``torch.amp.GradScaler``.
+    - CPU: ``torch.bfloat16``, autocast's CPU default: float32's range, so no scaler. It is
+      faster than float32 only on CPUs with bfloat16 instructions (AVX512-BF16, AMX, Arm BF16).
+    - Apple MPS: ``torch.float16`` from PyTorch 2.8 on, which has both autocast for MPS (2.5)
+      and a ``GradScaler`` that runs there (2.8); ``None`` with older releases.
+    - any other device type (``meta``, ...): ``None``.
+
+    Raises ``TypeError`` if ``device`` is not a ``torch.device`` or a string, and ``ValueError``
+    if the string names no device or the device is a CUDA GPU or MPS that this machine lacks.
+    """
+    if not isinstance(device, (torch.device, str)):
+        raise TypeError(f"device must be a torch.device or a string such as 'cuda:0', got {type(device).__name__}")
+    try:
+        device = torch.device(device)
+    except RuntimeError as err:
+        raise ValueError(f"{device!r} names no device: {err}") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= count:
+            raise ValueError(f"{device} does not exist: this machine has {count} CUDA GPU(s)")
+        return torch.float16
+    if device.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError("mps does not exist: this machine has no Apple GPU that PyTorch can use")
+        version = tuple(int(part) for part in re.findall(r"\d+", torch.__version__)[:2])
+        available = torch.amp.autocast_mode.is_autocast_available("mps")
+        return torch.float16 if available and version >= (2, 8) else None
+    if device.type == "cpu":
+        return torch.bfloat16
+    return None
+
+
+# From cell precision-33
+def training_step(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
+                  optimizer: torch.optim.Optimizer, dtype: torch.dtype | None = None,
+                  scaler: torch.amp.GradScaler | None = None,
+                  loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = nn.functional.cross_entropy,
+                  ) -> torch.Tensor:
+    """Run one training step of ``model`` on ``inputs`` and ``targets``; return the loss.
+
+    ``dtype=None`` trains in float32. ``torch.float16`` or ``torch.bfloat16`` runs the forward
+    pass and the loss under ``torch.autocast`` on the model's device type (CUDA, CPU or MPS)
+    with that dtype; the backward pass and the optimizer step run outside it, the weights
+    stay float32. With a ``scaler`` (``torch.amp.GradScaler``, needed for float16) the loss
+    is scaled before ``backward()`` and the step goes through ``scaler.step`` and
+    ``scaler.update``, which skip it when a gradient overflowed. The loss is returned
+    detached, in float32, on the model's device, without waiting for the device.
+
+    Raises ``TypeError`` if ``model`` is not an ``nn.Module``, ``optimizer`` not an optimizer,
+    ``dtype`` not a dtype or ``scaler`` not a ``GradScaler``; ``ValueError`` if the model has
+    no parameters or is spread over several devices, if ``dtype`` is neither float16 nor
+    bfloat16, or if this PyTorch has no autocast for the model's device type.
+    """
+    device = model_device(model)
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be None, torch.float16 or torch.bfloat16, got {type(dtype).__name__}")
+    if dtype not in (None, torch.float16, torch.bfloat16):
+        raise ValueError(f"dtype must be None, torch.float16 or torch.bfloat16, got {dtype}")
+    if scaler is not None and not isinstance(scaler, torch.amp.GradScaler):
+        raise TypeError(f"scaler must be a torch.amp.GradScaler or None, got {type(scaler).__name__}")
+    if dtype is not None and not torch.amp.autocast_mode.is_autocast_available(device.type):
+        raise ValueError(f"this PyTorch ({torch.__version__}) has no autocast for {device.type}")
+
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext():
+        loss = loss_fn(model(inputs), targets)
+    if scaler is None:
+        loss.backward()
+        optimizer.step()
+    else:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)      # unscales the gradients; skips the step if one is inf or NaN
+        scaler.update()
+    return loss.detach().float()

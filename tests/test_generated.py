@@ -112,3 +112,17 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     assert row in planned[tmp_path / "README.md"]
     utils_text = planned[tmp_path / "utils.py"]
     assert "def twice(x: torch.Tensor)" in utils_text and '"twice",' in utils_text and "Lesson 99" in utils_text
+
+
+def test_every_cell_that_fails_on_purpose_is_announced_right_above_it():
+    """STYLE: when a cell fails on purpose, say so before it runs (in the markdown just above it)."""
+    for path in all_notebooks():
+        cells = read(path).cells
+        for k, cell in enumerate(cells):
+            if "raises-exception" in cell.metadata.get("tags", []):
+                above = next((c for c in reversed(cells[:k]) if c.cell_type == "markdown"), None)
+                between = [c for c in cells[cells.index(above) + 1:k] if c.cell_type == "code"] if above else []
+                text = above.source.lower() if above else ""
+                assert "on purpose" in text and not [c for c in between if "raises-exception" not in
+                                                     c.metadata.get("tags", []) and not c.source.startswith("%")], \
+                    f"{path.name} {cell.id}: say 'fails on purpose' in the markdown right above it"

@@ -162,7 +162,8 @@ def test_a_step_past_its_time_is_killed_with_its_children(tmp_path):
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_passes_the_options():
     def dry(*args: str) -> str:
-        return subprocess.run(["make", "--no-print-directory", "-n", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["make", "--no-print-directory", "-n", *args], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout
 
     assert "-m tools.gpu_suite --allow-no-gpu --nbval" in dry("test-gpu", "ALLOW_NO_GPU=1")
     assert "--allow-no-gpu" not in dry("test-gpu")

@@ -40,6 +40,21 @@ def test_try_all_gpus_never_returns_an_empty_list_without_a_gpu(machine):
     assert utils.try_all_gpus() == [cpu]
 
 
+def test_helpers_ignore_a_gpu_that_cuda_counts_but_cannot_use(monkeypatch):
+    # A driver too old for the build: NVML counts the GPU, the CUDA runtime cannot use it.
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert utils.try_gpu() == cpu and utils.try_all_gpus() == [cpu]
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: pytest.fail("asked a GPU CUDA cannot use"))
+    monkeypatch.setattr(utils, "hosted_notebook", lambda: None)
+    monkeypatch.setattr(utils, "driver_cuda_version", lambda: "12.4")
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setattr(torch, "__version__", "2.13.0+cu130")
+    text = utils.hardware_summary()
+    assert "No GPU found" in text and "update the NVIDIA driver" in text
+
+
 def test_two_different_devices_are_always_different(machine):
     for name in ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]:
         machine(name)
@@ -96,6 +111,7 @@ def test_hardware_summary_says_plainly_when_there_is_no_gpu(machine, monkeypatch
     machine("cpu-only")
     monkeypatch.setattr(utils, "hosted_notebook", lambda: None)
     monkeypatch.setattr(utils, "driver_cuda_version", lambda: None)
+    monkeypatch.setattr(utils.shutil, "which", lambda name: None)
     text = utils.hardware_summary()
     assert "No GPU found" in text and "Runtime" not in text
     assert "None" not in text  # no advice is no line, not the word None
@@ -117,6 +133,17 @@ def test_hardware_summary_names_the_fix_for_a_cpu_only_build_on_a_gpu_machine(ma
     monkeypatch.setattr(torch.version, "cuda", None)
     monkeypatch.setattr(torch, "__version__", "2.13.0+cpu")
     assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126" in utils.hardware_summary()
+
+
+def test_hardware_summary_points_an_amd_machine_without_a_rocm_build_to_one(machine, monkeypatch):
+    machine("cpu-only")  # a CPU-only wheel on a machine with an AMD GPU
+    monkeypatch.setattr(utils, "hosted_notebook", lambda: None)
+    monkeypatch.setattr(utils, "driver_cuda_version", lambda: None)
+    monkeypatch.setattr(utils.shutil, "which", lambda name: "/usr/bin/amd-smi" if name == "amd-smi" else None)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.version, "hip", None)
+    text = utils.hardware_summary()
+    assert "No GPU found" in text and "ROCm build" in text
 
 
 def test_hardware_summary_names_each_gpu(machine, monkeypatch):
@@ -222,6 +249,7 @@ def test_driver_cuda_version_is_none_when_nvidia_smi_fails(monkeypatch):
     [
         (dict(driver_cuda="12.4", torch_cuda=None), "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126"),
         (dict(driver_cuda="13.0", torch_cuda=None), "(or cu130 for a Blackwell GPU, such as an RTX 50xx)"),
+        (dict(driver_cuda="11.4", torch_cuda=None), 'pip install "torch==2.7.*" --index-url https://download.pytorch.org/whl/cu118'),
         (dict(driver_cuda="11.4", torch_cuda=None), "update the NVIDIA driver"),
         (dict(driver_cuda="12.4", torch_cuda="13.0"), "update the NVIDIA driver, or install the CUDA 12.6 build"),
         (dict(driver_cuda="12.2", torch_cuda="12.8"), "CUDA_VISIBLE_DEVICES"),  # minor-version compatibility
@@ -261,9 +289,24 @@ def test_setup_advice_pins_the_release_and_names_only_a_build_it_publishes(relea
     assert f"pip install torch=={pinned} --index-url https://download.pytorch.org/whl/{tag}" in advice
 
 
-def test_setup_advice_names_no_build_for_a_release_it_does_not_know():
-    advice = utils.setup_advice(driver_cuda="13.0", torch_cuda=None, cuda_available=False, torch_version="2.15.0")
-    assert "pip install torch==2.15.0" in advice and "cuXYZ" in advice and "cu126" not in advice
+def test_setup_advice_offers_no_blackwell_build_to_a_driver_too_old_for_blackwell():
+    # Blackwell GPUs need driver 570 (CUDA 12.8) or later: a 12.4 driver cannot be driving one.
+    advice = utils.setup_advice(driver_cuda="12.4", torch_cuda=None, cuda_available=False, torch_version="2.11.0")
+    assert "cu126" in advice and "Blackwell" not in advice
+    advice = utils.setup_advice(driver_cuda="12.8", torch_cuda=None, cuda_available=False, torch_version="2.11.0")
+    assert "(or cu128 for a Blackwell GPU" in advice
+
+
+def test_setup_advice_sends_a_cuda_12_driver_back_to_the_last_release_with_a_cuda_12_build():
+    advice = utils.setup_advice(driver_cuda="12.4", torch_cuda=None, cuda_available=False, torch_version="2.15.0")
+    assert "update the NVIDIA driver" in advice
+    assert advice.endswith('pip install "torch==2.14.*" --index-url https://download.pytorch.org/whl/cu126')
+
+
+def test_setup_advice_names_a_known_release_for_a_release_it_does_not_know():
+    advice = utils.setup_advice(driver_cuda="13.0", torch_cuda=None, cuda_available=False, torch_version="2.16.0")
+    assert "does not know" in advice and "cuXYZ" not in advice and "torch==2.16" not in advice
+    assert advice.endswith('pip install "torch==2.15.*" --index-url https://download.pytorch.org/whl/cu132')
 
 
 @pytest.mark.parametrize("bad", [213, 2.13, ["2.13.0"]])

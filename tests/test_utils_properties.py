@@ -34,6 +34,7 @@ def test_try_gpu_raises_value_error_for_any_negative_index(bad):
 def test_try_gpu_returns_that_gpu_or_the_cpu_for_any_index(i, n_gpus):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(torch.cuda, "device_count", lambda: n_gpus)
+        mp.setattr(torch.cuda, "is_available", lambda: n_gpus > 0)
         mp.setattr(torch.backends.mps, "is_available", lambda: False)
         expected = torch.device(f"cuda:{i}") if i < n_gpus else torch.device("cpu")
         assert utils.try_gpu(i) == expected
@@ -69,14 +70,20 @@ def test_setup_advice_rejects_a_version_that_is_not_a_string(bad):
 @given(st.sampled_from(sorted(utils.PYTORCH_CUDA_BUILDS)), st.integers(min_value=10, max_value=14),
        st.integers(min_value=0, max_value=9), st.one_of(st.none(), st.sampled_from(["12.6", "12.8", "13.0", "13.2"])))
 def test_setup_advice_never_names_a_build_the_release_lacks_or_the_driver_cannot_run(release, major, minor, built):
-    """Whatever the driver and the build, a suggested cuXYZ is one this release publishes, of a CUDA
-    major version the driver serves, and the command pins the release."""
+    """Whatever the driver and the build, a suggested cuXYZ is one that the release the command
+    installs publishes, of a CUDA major version the driver serves, and the command pins a release:
+    this one, or an older one when this one has no build the driver runs."""
+    re = __import__("re")
     version = f"{release[0]}.{release[1]}.0"
     advice = utils.setup_advice(driver_cuda=f"{major}.{minor}", torch_cuda=built, cuda_available=False,
                                 torch_version=version)
-    publishes = {"cu" + b.replace(".", ""): int(b.split(".")[0]) for b in utils.PYTORCH_CUDA_BUILDS[release]}
-    named = __import__("re").findall(r"\bcu\d{3}\b", advice or "")
-    for tag in named:
+    if "pip install" not in (advice or ""):
+        assert not re.findall(r"\bcu\d{3}\b", advice or ""), advice
+        return
+    pinned = re.search(r'pip install "?torch==(\d+)\.(\d+)(\.0|\.\*)"? --index-url \S+/whl/(cu\d{3})$', advice)
+    assert pinned, advice
+    installs = (int(pinned[1]), int(pinned[2]))
+    assert installs == release if pinned[3] == ".0" else installs < release, advice
+    publishes = {"cu" + b.replace(".", ""): int(b.split(".")[0]) for b in utils.PYTORCH_CUDA_BUILDS[installs]}
+    for tag in re.findall(r"\bcu\d{3}\b", advice):
         assert tag in publishes and publishes[tag] <= major, (advice, tag)
-    if "pip install" in (advice or ""):
-        assert f"pip install torch=={version} " in advice
