@@ -93,8 +93,10 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Trying things\n\n*Try a thing.*\n\n"
                                               "**Runs on:** CPU. **Time:** about 5 minutes."),
-                nbformat.v4.new_code_cell("#@save\nimport torch\n\n\ndef twice(x: torch.Tensor) -> torch.Tensor:\n"
-                                          '    """Return 2x."""\n    return 2 * x'),
+                nbformat.v4.new_code_cell("#@save\nimport functools\n\nimport torch\n\n\n"
+                                          "def twice(x: torch.Tensor) -> torch.Tensor:\n"
+                                          '    """Return 2x."""\n    return 2 * x\n\n\n'
+                                          "@functools.cache\ndef answer() -> int:\n    return 42"),
                 nbformat.v4.new_markdown_cell("## Summary\n\n- x\n\n## Exercises\n\n1. One.\n2. Two.")]
     for i, c in enumerate(nb.cells):
         c.id = f"trying-{i:02d}"
@@ -112,6 +114,7 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     assert row in planned[tmp_path / "README.md"]
     utils_text = planned[tmp_path / "utils.py"]
     assert "def twice(x: torch.Tensor)" in utils_text and '"twice",' in utils_text and "Lesson 99" in utils_text
+    assert "@functools.cache\ndef answer() -> int:" in utils_text and "import functools" in utils_text
 
 
 def test_every_cell_that_fails_on_purpose_is_announced_right_above_it():

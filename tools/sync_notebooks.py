@@ -208,6 +208,12 @@ def import_lines(imports: list[ast.stmt]) -> str:
     return "\n\n".join(blocks)
 
 
+def segment(source: str, node: ast.stmt) -> str:
+    """The statement's source, decorators included (ast's own segment starts at the `def`)."""
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return "\n".join(source.splitlines()[first - 1:node.end_lineno])
+
+
 def utils_source(series: list[Lesson]) -> str:
     imports: list[ast.stmt] = []
     parts, names = [], []
@@ -221,7 +227,7 @@ def utils_source(series: list[Lesson]) -> str:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imports.append(node)
             else:
-                body.append(ast.get_source_segment(source, node, padded=True))
+                body.append(segment(source, node))
                 if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
                     names.append(node.name)
         if lesson is not current:
