@@ -13,6 +13,7 @@ machine with any number of GPUs, and on a Mac with Apple's MPS backend.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import math
 import os
@@ -20,28 +21,45 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import nn
+from torch.utils.data import Dataset
 
 __all__ = [
+    "DigitsDataset",
+    "StepTimes",
     "autocast_dtype",
     "copy_bandwidth_gbps",
+    "digits_mlp",
+    "digits_split",
     "driver_cuda_version",
+    "evaluate",
     "gpu_peaks",
     "hardware_summary",
     "hosted_notebook",
+    "is_out_of_memory",
+    "largest_batch_that_fits",
+    "limited_memory",
     "log_every_step",
     "log_on_device",
     "matmul_gflops",
     "matmul_peak_tflops",
     "median_and_iqr_seconds",
     "median_seconds",
+    "memory_stats",
     "model_device",
     "numpy_matmul_gflops",
+    "release_cached_memory",
+    "reset_peak_memory",
     "setup_advice",
+    "step_time_split",
     "synchronize",
+    "train_one_epoch",
     "training_step",
     "try_all_gpus",
     "try_gpu",
@@ -598,7 +616,7 @@ def log_on_device(m: torch.Tensor, steps: int = 1000) -> list[float]:
     log = []
     for _ in range(steps):
         log.append(torch.linalg.matrix_norm(m @ m))          # stays on the device
-    return torch.stack(log).tolist()
+    return torch.stack(log).tolist()                          # one copy, at the end
 
 
 # From cell timing-26
@@ -625,6 +643,237 @@ def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking
     return source.numel() * source.element_size() / seconds / 1e9
 
 
+# --- Lesson 06: GPU memory (notebooks/06_gpu_memory.ipynb) ----------------------------------------
+
+
+# From cell memory-08
+def _memory_device(device: torch.device | str) -> torch.device:
+    """``device`` as a ``torch.device``; a clear error for anything that is not one."""
+    if isinstance(device, torch.device):
+        return device
+    if isinstance(device, str):
+        try:
+            return torch.device(device)
+        except RuntimeError:
+            raise ValueError(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')") from None
+    raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+
+
+def memory_stats(device: torch.device | str) -> dict[str, int | None] | None:
+    """Return PyTorch's memory counters for ``device`` in bytes, or ``None`` where it keeps none.
+
+    Keys: ``allocated`` (held by live tensors), ``reserved`` (taken from the device by
+    PyTorch's caching allocator: allocated plus its cache), ``peak_allocated`` and
+    ``peak_reserved`` (the highest values since the start or the last
+    ``reset_peak_memory``), and ``total`` (the device's memory).
+
+    - CUDA: ``torch.accelerator.memory_*`` where this PyTorch has them (2.9 and later),
+      otherwise ``torch.cuda.memory_*``; both read the same counters.
+    - Apple silicon (MPS): ``torch.mps.current_allocated_memory()`` as ``allocated``,
+      ``torch.mps.driver_allocated_memory()`` (everything Metal holds for this process)
+      as ``reserved``; no peaks (``None``), and ``total`` is Metal's recommended maximum
+      working set where PyTorch exposes it.
+    - CPU (and ``meta``): ``None``. PyTorch counts nothing for main memory.
+
+    Raises ``TypeError`` or ``ValueError`` if ``device`` is not a device.
+    """
+    device = _memory_device(device)
+    if device.type == "cuda":
+        counters = torch.accelerator if hasattr(getattr(torch, "accelerator", None), "memory_allocated") else torch.cuda
+        return {
+            "allocated": counters.memory_allocated(device),
+            "reserved": counters.memory_reserved(device),
+            "peak_allocated": counters.max_memory_allocated(device),
+            "peak_reserved": counters.max_memory_reserved(device),
+            "total": torch.cuda.get_device_properties(device).total_memory,
+        }
+    if device.type == "mps":
+        recommended = getattr(torch.mps, "recommended_max_memory", None)
+        return {
+            "allocated": torch.mps.current_allocated_memory(),
+            "reserved": torch.mps.driver_allocated_memory(),
+            "peak_allocated": None,
+            "peak_reserved": None,
+            "total": recommended() if recommended else None,
+        }
+    return None
+
+
+def reset_peak_memory(device: torch.device | str) -> None:
+    """Start the peak counters of ``device`` afresh (CUDA); elsewhere there are none, so nothing."""
+    device = _memory_device(device)
+    if device.type == "cuda":
+        if hasattr(getattr(torch, "accelerator", None), "reset_peak_memory_stats"):
+            torch.accelerator.reset_peak_memory_stats(device)
+        else:
+            torch.cuda.reset_peak_memory_stats(device)
+
+
+# From cell memory-19
+def release_cached_memory(device: torch.device | str) -> None:
+    """Collect garbage, then hand the allocator's cache on ``device`` back to the driver.
+
+    ``gc.collect()`` frees tensors that only a reference cycle still held. Then, on CUDA,
+    ``torch.cuda.empty_cache()``; on MPS, ``torch.mps.empty_cache()``. On the CPU only the
+    garbage collection: PyTorch keeps no cache of main memory. Tensors you still reference
+    are never freed; the cache only returns memory no tensor uses.
+    """
+    device = _memory_device(device)
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    elif device.type == "mps":
+        torch.mps.empty_cache()
+
+
+# From cell memory-25
+def is_out_of_memory(err: BaseException) -> bool:
+    """Return True if ``err`` is an allocator's refusal to hand out memory, on any device.
+
+    - CUDA: ``torch.OutOfMemoryError`` (named ``torch.cuda.OutOfMemoryError`` on older
+      PyTorch: the same class), message "CUDA out of memory. Tried to allocate ...".
+    - MPS: a plain ``RuntimeError`` whose message starts "MPS backend out of memory".
+    - CPU: a plain ``RuntimeError`` from ``DefaultCPUAllocator`` ("can't allocate memory"
+      on Linux and macOS, "not enough memory" on Windows).
+
+    Every other error, a shape mismatch, a device-side assert, a ``ValueError``, is not.
+    Raises ``TypeError`` if ``err`` is not an exception.
+    """
+    if not isinstance(err, BaseException):
+        raise TypeError(f"err must be an exception, got {type(err).__name__}")
+    oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    if isinstance(err, oom):
+        return True
+    words = ("CUDA out of memory", "MPS backend out of memory",
+             "DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory")
+    return isinstance(err, RuntimeError) and any(w in str(err) for w in words)
+
+
+# From cell memory-27
+class limited_memory:  # a class, used like a function: `with limited_memory(device, n) as limit:`
+    """Within the ``with`` block, let PyTorch take at most ``extra_bytes`` more from ``device``.
+
+    ``with limited_memory(device, extra_bytes) as limit:`` gives the limit in bytes, or
+    ``None`` where there is nothing to limit, and restores the previous setting on
+    leaving the block, even after an error.
+
+    - CUDA: releases the cache, then sets ``torch.cuda.set_per_process_memory_fraction``
+      so that the allocator may reserve what it holds now plus ``extra_bytes``; a request
+      beyond that raises a real ``torch.OutOfMemoryError`` at once.
+    - MPS: ``torch.mps.set_per_process_memory_fraction`` (a fraction of Metal's recommended
+      maximum working set), the limit being the memory tensors hold now plus ``extra_bytes``;
+      a request beyond it raises "MPS backend out of memory". Afterwards the ratio goes back
+      to ``PYTORCH_MPS_HIGH_WATERMARK_RATIO`` if set, else PyTorch's default, 1.7.
+    - CPU: nothing; the limit is ``None``. Main memory has no such limit in PyTorch. (The
+      same on MPS with a PyTorch too old to have ``torch.mps.recommended_max_memory``.)
+
+    Raises ``TypeError``/``ValueError`` for a bad device or a non-positive ``extra_bytes``.
+    """
+
+    def __init__(self, device: torch.device | str, extra_bytes: int) -> None:
+        self.device = _memory_device(device)
+        if isinstance(extra_bytes, bool) or not isinstance(extra_bytes, int):
+            raise TypeError(f"extra_bytes must be an int, got {type(extra_bytes).__name__}")
+        if extra_bytes <= 0:
+            raise ValueError(f"extra_bytes must be positive, got {extra_bytes}")
+        self.extra_bytes = extra_bytes
+        self.before: float | None = None
+
+    def __enter__(self) -> int | None:
+        device = self.device
+        if device.type == "cuda":
+            release_cached_memory(device)
+            getter = getattr(torch.cuda, "get_per_process_memory_fraction", None)
+            self.before = getter(device) if getter else 1.0    # 1.0, no limit, unless someone set one
+            limit = torch.cuda.memory_reserved(device) + self.extra_bytes
+            total = torch.cuda.mem_get_info(device)[1]
+            torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), device)
+            return limit
+        if device.type == "mps" and hasattr(torch.mps, "recommended_max_memory"):
+            release_cached_memory(device)
+            self.before = float(os.environ.get("PYTORCH_MPS_HIGH_WATERMARK_RATIO", "1.7"))
+            limit = torch.mps.current_allocated_memory() + self.extra_bytes
+            torch.mps.set_per_process_memory_fraction(min(2.0, limit / torch.mps.recommended_max_memory()))
+            return limit
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.before is None:
+            return
+        if self.device.type == "cuda":
+            torch.cuda.set_per_process_memory_fraction(self.before, self.device)
+        else:
+            torch.mps.set_per_process_memory_fraction(self.before)
+        self.before = None
+
+
+# From cell memory-36
+def largest_batch_that_fits(step: Callable[[int], object], start: int, device: torch.device | str,
+                            budget_bytes: int | None = None) -> int:
+    """Return the largest of ``start``, ``start // 2``, ``start // 4``, ... 1 for which ``step`` fits.
+
+    ``step(batch_size)`` runs one step (a forward and backward pass, say) on ``device``.
+    A batch size does not fit when the step raises an out-of-memory error
+    (``is_out_of_memory``): the helper then frees what it can (``release_cached_memory``)
+    and halves. Every other error is raised again at once: a bug must not pass for a
+    batch that is too large.
+
+    - CUDA and MPS: the allocator decides. With ``budget_bytes``, each try runs inside
+      ``limited_memory(device, budget_bytes)``, so the search never takes more than that
+      and leaves the rest of the GPU alone; without it, the whole GPU is the limit.
+    - CPU: ``budget_bytes`` is required. Nothing refuses an allocation in time on a CPU
+      (Linux overcommits memory: a too-large batch can succeed and the process be killed
+      later), so the helper never probes real memory: ``step`` must return the number of
+      bytes its batch needs, and a batch over ``budget_bytes`` does not fit. The step does
+      run, so keep CPU sizes small.
+
+    Raises ``TypeError``/``ValueError`` for a step that is not callable, a ``start`` or
+    ``budget_bytes`` that is not a positive int, or a bad device, and ``RuntimeError`` if not
+    even a batch of 1 fits.
+    """
+    if not callable(step):
+        raise TypeError(f"step must be callable, got {type(step).__name__}")
+    if isinstance(start, bool) or not isinstance(start, int):
+        raise TypeError(f"start must be an int, got {type(start).__name__}")
+    if start <= 0:
+        raise ValueError(f"start must be a positive batch size, got {start}")
+    if budget_bytes is not None:
+        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int):
+            raise TypeError(f"budget_bytes must be an int, got {type(budget_bytes).__name__}")
+        if budget_bytes <= 0:
+            raise ValueError(f"budget_bytes must be positive, got {budget_bytes}")
+    device = _memory_device(device)
+    on_gpu = device.type in ("cuda", "mps")
+    if not on_gpu and budget_bytes is None:
+        raise ValueError(f"on {device} pass budget_bytes: nothing there refuses an allocation in time, "
+                         "so the helper never probes real memory")
+    batch = start
+    while batch >= 1:
+        try:
+            if on_gpu and budget_bytes is not None:
+                with limited_memory(device, budget_bytes):
+                    needed = step(batch)
+            else:
+                needed = step(batch)
+        except RuntimeError as err:
+            if not is_out_of_memory(err):
+                raise
+            fits = False
+        else:
+            if on_gpu:
+                fits = True
+            elif isinstance(needed, bool) or not isinstance(needed, int):
+                raise TypeError(f"on {device}, step must return the bytes its batch needs (an int), "
+                                f"got {type(needed).__name__}")
+            else:
+                fits = needed <= budget_bytes
+        if fits:
+            return batch
+        release_cached_memory(device)
+        batch //= 2
+    raise RuntimeError(f"not even a batch of 1 fits on {device}")
+
+
 # --- Lesson 07: Mixed precision (notebooks/07_mixed_precision.ipynb) ------------------------------
 
 
@@ -636,8 +885,8 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
       T4 included); training with it needs a ``torch.amp.GradScaler``.
     - CPU: ``torch.bfloat16``, autocast's CPU default: float32's range, so no scaler. It is
       faster than float32 only on CPUs with bfloat16 instructions (AVX512-BF16, AMX, Arm BF16).
-    - Apple MPS: ``torch.float16`` from PyTorch 2.8 on, which has both autocast for MPS (2.5)
-      and a ``GradScaler`` that runs there (2.8); ``None`` with older releases.
+    - Apple MPS: ``torch.float16`` from PyTorch 2.8 on, the first release with both autocast
+      for MPS and a ``GradScaler`` that runs there; ``None`` with older releases.
     - any other device type (``meta``, ...): ``None``.
 
     Raises ``TypeError`` if ``device`` is not a ``torch.device`` or a string, and ``ValueError``
@@ -709,3 +958,231 @@ def training_step(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
         scaler.step(optimizer)      # unscales the gradients; skips the step if one is inf or NaN
         scaler.update()
     return loss.detach().float()
+
+
+# --- Lesson 08: Feeding the GPU: a full training loop (notebooks/08_training_loop.ipynb) ----------
+
+
+# From cell loop-04
+class DigitsDataset(Dataset):
+    """Handwritten digits as ``(image, label)`` pairs of CPU tensors.
+
+    ``images``: N images of 8 x 8 grey levels from 0 to 16 (N x 64 or N x 8 x 8, as
+    scikit-learn's ``load_digits`` gives them); ``labels``: N digits from 0 to 9. Item
+    ``i`` is a float32 image of shape (1, 8, 8) scaled to [0, 1] and an int64 label.
+    ``seconds_per_item`` > 0 makes every item wait that long first: a stand-in for
+    reading a file from a slow disk, which keeps no CPU core busy. The same on every
+    machine: a Dataset makes CPU tensors, and the training loop moves each batch to the
+    device. It lives in ``utils.py`` so that DataLoader workers started by spawning
+    (macOS, Windows) or by a fork server (Linux from Python 3.14) can import it.
+    Raises ``TypeError`` or ``ValueError`` for images, labels or a wait that do not fit.
+    """
+
+    def __init__(self, images: np.ndarray | torch.Tensor, labels: np.ndarray | torch.Tensor,
+                 seconds_per_item: float = 0.0) -> None:
+        images, labels = torch.as_tensor(images, dtype=torch.float32), torch.as_tensor(labels)
+        if images.dim() not in (2, 3) or len(images) == 0 or images[0].numel() != 64:
+            raise ValueError(f"images must be N x 64 or N x 8 x 8 with N > 0, got shape {tuple(images.shape)}")
+        if labels.dim() != 1 or len(labels) != len(images) or labels.is_floating_point():
+            raise ValueError(f"labels must be {len(images)} integers, one per image, got {labels.dtype}"
+                             f" of shape {tuple(labels.shape)}")
+        if not 0 <= int(labels.min()) <= int(labels.max()) <= 9:
+            raise ValueError("labels must be digits from 0 to 9")
+        if isinstance(seconds_per_item, bool) or not isinstance(seconds_per_item, (int, float)):
+            raise TypeError(f"seconds_per_item must be a number, got {type(seconds_per_item).__name__}")
+        if not seconds_per_item >= 0:
+            raise ValueError(f"seconds_per_item must be 0 or more, got {seconds_per_item}")
+        self.images = images.reshape(-1, 1, 8, 8) / 16
+        self.labels = labels.long()
+        self.seconds_per_item = float(seconds_per_item)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.seconds_per_item:
+            time.sleep(self.seconds_per_item)  # "reading the file"
+        return self.images[i], self.labels[i]
+
+
+# From cell loop-06
+def digits_split(test_fraction: float = 0.25, seed: int = 0,
+                 seconds_per_item: float = 0.0) -> tuple[DigitsDataset, DigitsDataset]:
+    """Return scikit-learn's 1797 handwritten digits as a training set and a held-out set.
+
+    The split is stratified (every digit in the same proportion in both sets) and fixed
+    by ``seed``, so it is the same on every machine. ``test_fraction`` of the images go
+    to the held-out set. ``seconds_per_item`` slows the training set's items down (see
+    ``DigitsDataset``); the held-out set is never slowed. The data ships inside
+    scikit-learn: nothing is downloaded. The same on CPU, CUDA and MPS (CPU tensors).
+    Raises ``TypeError`` for a seed that is not an int, ``ValueError`` for a fraction
+    outside (0, 1) or a negative seed.
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)) or not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be a number between 0 and 1, got {test_fraction!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be 0 or more, got {seed}")
+    digits = load_digits()
+    x_train, x_test, y_train, y_test = train_test_split(
+        digits.data, digits.target, test_size=test_fraction, stratify=digits.target, random_state=seed)
+    return DigitsDataset(x_train, y_train, seconds_per_item), DigitsDataset(x_test, y_test)
+
+
+# From cell loop-22
+def digits_mlp(hidden: int = 128, dropout: float = 0.1) -> nn.Sequential:
+    """Return a small classifier for 8 x 8 digits: flatten, ``hidden`` ReLU units, dropout, 10 scores.
+
+    Made on the CPU, like every new module (seed first for the same weights every run);
+    move it with ``.to(device)``. Raises ``TypeError`` for a ``hidden`` that is not an
+    int, ``ValueError`` for ``hidden`` < 1 or a ``dropout`` outside [0, 1).
+    """
+    if isinstance(hidden, bool) or not isinstance(hidden, int):
+        raise TypeError(f"hidden must be an int, got {type(hidden).__name__}")
+    if hidden < 1:
+        raise ValueError(f"hidden must be 1 or more, got {hidden}")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+    return nn.Sequential(nn.Flatten(), nn.Linear(64, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, 10))
+
+
+def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | str,
+                     optimizer: torch.optim.Optimizer | None = None) -> torch.device:
+    """Check what the training helpers get; return ``device`` as a torch.device."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not any(True for _ in model.parameters()):
+        raise ValueError(f"{type(model).__name__} has no parameters, so there is nothing to train or evaluate")
+    if isinstance(device, str):
+        try:
+            device = torch.device(device)
+        except RuntimeError:
+            raise ValueError(f"{device!r} is not a device name such as 'cpu', 'cuda:0' or 'mps'") from None
+    elif not isinstance(device, torch.device):
+        raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+    where = model_device(model)
+    if where.type != device.type or (device.index is not None and where.index not in (None, device.index)):
+        raise ValueError(f"the model is on {where}, not on {device}: move it first, model.to(device)")
+    if isinstance(loader, (torch.Tensor, str)) or not isinstance(loader, Iterable):
+        raise TypeError(f"loader must give (inputs, labels) batches, like a DataLoader; got {type(loader).__name__}")
+    if optimizer is not None:
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        mine = {id(p) for p in model.parameters()}
+        if not any(id(p) in mine for group in optimizer.param_groups for p in group["params"]):
+            raise ValueError("the optimizer holds none of the model's parameters: create it from model.parameters()")
+    return device
+
+
+class StepTimes(NamedTuple):
+    """Seconds spent by ``step_time_split``: see there."""
+
+    first_batch: float
+    waiting: float
+    computing: float
+    batches: int
+
+
+def step_time_split(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optimizer,
+                    device: torch.device | str, max_batches: int | None = None) -> StepTimes:
+    """Train ``model`` on up to ``max_batches`` batches of ``loader`` and measure where the time goes.
+
+    Returns ``StepTimes``: ``first_batch``, the seconds from asking ``loader`` for its
+    batches to getting the first one (with workers, starting them is part of it);
+    ``waiting``, the seconds spent waiting for the later batches; ``computing``, the
+    seconds spent moving the batches to ``device`` and training on them, with
+    ``synchronize(device)`` after each step so that GPU work (CUDA, MPS) is counted
+    where it happens; and the number of ``batches``. On the CPU every operation is
+    finished when it returns. Raises ``TypeError`` or ``ValueError`` for a model without
+    parameters or not on ``device``, a ``device`` that is not one, an optimizer without
+    the model's parameters, or a ``max_batches`` below 1.
+    """
+    device = _check_loop_args(model, loader, device, optimizer)
+    if max_batches is not None and (isinstance(max_batches, bool) or not isinstance(max_batches, int)):
+        raise TypeError(f"max_batches must be an int or None, got {type(max_batches).__name__}")
+    if max_batches is not None and max_batches < 1:
+        raise ValueError(f"max_batches must be 1 or more, got {max_batches}")
+    model.train()
+    first = waiting = computing = 0.0
+    batches = 0
+    start = time.perf_counter()
+    batch_iter = iter(loader)
+    while max_batches is None or batches < max_batches:
+        try:
+            x, y = next(batch_iter)
+        except StopIteration:
+            break
+        ready = time.perf_counter()
+        if batches == 0:
+            first = ready - start
+        else:
+            waiting += ready - start
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        synchronize(device)
+        start = time.perf_counter()
+        computing += start - ready
+        batches += 1
+    del batch_iter  # stops the workers of a loader without persistent_workers
+    return StepTimes(first, waiting, computing, batches)
+
+
+# From cell loop-37
+def train_one_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optimizer,
+                    device: torch.device | str) -> float:
+    """Train ``model`` for one pass over ``loader``; return the mean training loss per example.
+
+    Calls ``model.train()`` first (dropout active). Every batch is moved to ``device``
+    with ``non_blocking=True``: from pinned memory (``DataLoader(pin_memory=True)``) to a
+    CUDA GPU the copy is asynchronous; to MPS it is an ordinary copy; on the CPU there is
+    nothing to copy. The loss is summed on the device and copied to the CPU once, at the
+    end. Raises ``TypeError`` or ``ValueError`` for a model without parameters or not on
+    ``device``, a ``device`` that is not one, an optimizer without the model's
+    parameters, or a loader that gives no batches.
+    """
+    device = _check_loop_args(model, loader, device, optimizer)
+    model.train()
+    total, count = torch.zeros((), device=device), 0
+    for x, y in loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach() * len(y)
+        count += len(y)
+    if count == 0:
+        raise ValueError("the loader gave no batches")
+    return total.item() / count
+
+
+def evaluate(model: nn.Module, loader: Iterable, device: torch.device | str) -> tuple[float, float]:
+    """Return ``model``'s mean loss and its accuracy (the fraction of correct answers) on ``loader``.
+
+    Calls ``model.eval()`` (dropout off; batch norm uses its running averages) and
+    computes under ``torch.no_grad()`` (no graph is recorded), and leaves the model in
+    evaluation mode. Batches are moved to ``device`` as in ``train_one_epoch``; the
+    sums stay on the device until the end. The same on CPU, CUDA and MPS. Raises
+    ``TypeError`` or ``ValueError`` for a model without parameters or not on ``device``,
+    a ``device`` that is not one, or a loader that gives no batches.
+    """
+    device = _check_loop_args(model, loader, device)
+    model.eval()
+    total, correct, count = torch.zeros((), device=device), torch.zeros((), device=device), 0
+    with torch.no_grad():
+        for x, y in loader:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+            scores = model(x)
+            total += nn.functional.cross_entropy(scores, y, reduction="sum")
+            correct += (scores.argmax(dim=1) == y).sum()
+            count += len(y)
+    if count == 0:
+        raise ValueError("the loader gave no batches")
+    return total.item() / count, correct.item() / count
