@@ -147,7 +147,7 @@ release: $(STAMP) ## Cut release VERSION=vX.Y.Z: pin notebooks opened alone to i
 	@git diff --quiet HEAD || { echo "commit or stash your changes first"; exit 1; }
 	$(PY) -m tools.release $(VERSION)
 	$(MAKE) lint test
-	git commit -qam "Release $(VERSION): notebooks opened alone fetch this release's utils.py"
+	git diff --quiet || git commit -qam "Release $(VERSION): notebooks opened alone fetch this release's utils.py"
 	git tag -a $(VERSION) -m "Release $(VERSION)"
 	@echo "Now push the commit and the tag: git push && git push origin $(VERSION)"
 

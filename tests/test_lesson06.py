@@ -177,10 +177,19 @@ def test_limited_memory_caps_cuda_and_restores_the_fraction_even_after_an_error(
     assert fake_cuda["emptied"] == 1                             # the cache went first
 
 
-def test_limited_memory_caps_mps_and_restores_the_default_ratio(fake_mps):
+def test_limited_memory_caps_mps_on_what_metal_holds_and_restores_the_default_ratio(fake_mps):
+    # The MPS allocator compares Metal's count for the process (driver_allocated_memory: whole
+    # heaps, cache and MPSGraph's own buffers) with the cap, not the bytes tensors hold (8 MiB here).
     with utils.limited_memory(mps, 64 * MiB) as limit:
-        assert limit == 8 * MiB + 64 * MiB
-    assert fake_mps["set"] == [pytest.approx(72 / 1024), 1.7]
+        assert limit == 100 * MiB + 64 * MiB
+    assert fake_mps["set"] == [pytest.approx(164 / 1024), 1.7]
+    assert fake_mps["emptied"] == 1                              # the cache went first
+
+
+def test_limited_memory_on_mps_never_asks_for_more_than_twice_the_recommended_memory(fake_mps):
+    with utils.limited_memory(mps, 4096 * MiB):
+        pass
+    assert fake_mps["set"] == [2.0, 1.7]
 
 
 def test_limited_memory_restores_the_mps_ratio_set_in_the_environment(fake_mps, monkeypatch):
@@ -235,6 +244,22 @@ def test_largest_batch_raises_every_other_error_at_once():
     with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         utils.largest_batch_that_fits(buggy, 64, cpu, budget_bytes=MiB)
     assert tried == [64]                                        # no halving: a bug is not a size
+
+
+def test_largest_batch_on_mps_caps_each_try_at_metals_count_plus_the_budget(machine, fake_mps):
+    machine("apple-mps")
+    tried = []
+
+    def step(batch):
+        tried.append(batch)
+        if batch > 100:
+            raise RuntimeError("MPS backend out of memory (MPS allocated: 1.00 GiB, other allocations: 0 bytes, ...)")
+        return None                                             # ignored on a GPU: the allocator decides
+
+    assert utils.largest_batch_that_fits(step, 512, mps, budget_bytes=1536 * MiB) == 64
+    assert tried == [512, 256, 128, 64]
+    limits = fake_mps["set"][::2]                               # each try sets the cap, then restores 1.7
+    assert limits == [pytest.approx((100 + 1536) / 1024)] * 4 and fake_mps["set"][1::2] == [1.7] * 4
 
 
 def test_largest_batch_says_when_not_even_one_fits():

@@ -25,9 +25,9 @@ def main(argv: list[str]) -> int:
     text = path.read_text(encoding="utf-8")
     new = re.sub(r'^VERSION = "[^"]*"$', f'VERSION = "{argv[0]}"', text, count=1, flags=re.MULTILINE)
     if new == text:
-        print(f"tools/series.py already names {argv[0]}")
-        return 1
-    path.write_text(new, encoding="utf-8")
+        print(f"tools/series.py already names {argv[0]}: nothing to rewrite")
+    else:
+        path.write_text(new, encoding="utf-8")
     # A new interpreter reads the new VERSION.
     return subprocess.run([sys.executable, "-m", "tools.sync_notebooks"], cwd=series.ROOT).returncode
 
