@@ -232,7 +232,9 @@ def utils_source(series: list[Lesson]) -> str:
                     names.append(node.name)
         if lesson is not current:
             rule = f"# --- Lesson {lesson.number}: {lesson.title} ({lesson.path.relative_to(ROOT).as_posix()}) "
-            parts.append(rule.ljust(100, "-"))
+            if len(rule) > 116:  # a long title: the lesson's number and title are enough
+                rule = f"# --- Lesson {lesson.number}: {lesson.title} "
+            parts.append(rule + "-" * max(3, 100 - len(rule)))
             current = lesson
         parts.append(f"# From cell {cell_id}\n" + "\n\n\n".join(body))
     return "\n".join([
