@@ -1,4 +1,4 @@
-"""Lesson 07's helpers (autocast_dtype, training_step) on simulated machines and for real on the CPU."""
+"""Lesson 07's helpers (autocast_dtype, training_step, kept_for_backward), simulated and on the CPU."""
 
 from __future__ import annotations
 
@@ -137,3 +137,66 @@ def test_training_step_says_when_this_torch_has_no_autocast_for_the_device(monke
     monkeypatch.setattr(torch.amp.autocast_mode, "is_autocast_available", lambda device_type: False)
     with pytest.raises(ValueError, match="no autocast for cpu"):
         utils.training_step(*small_problem(), dtype=torch.bfloat16)
+
+
+def test_kept_for_backward_counts_fewer_bytes_under_bfloat16_autocast_on_the_cpu():
+    model, inputs, targets, _ = small_problem()
+    full = utils.kept_for_backward(model, inputs, targets)
+    mixed = utils.kept_for_backward(model, inputs, targets, torch.bfloat16)
+    assert isinstance(full, int) and 0 < mixed < full
+
+
+def test_kept_for_backward_counts_at_least_the_input_a_linear_layer_saves():
+    model, inputs, targets, _ = small_problem()
+    assert utils.kept_for_backward(model, inputs, targets) >= inputs.nbytes
+
+
+def test_kept_for_backward_counts_a_block_of_memory_once_however_often_it_is_saved():
+    class Square(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.weight * self.weight        # the product saves self.weight twice, as both factors
+
+    model = Square()
+    kept = utils.kept_for_backward(model, torch.ones(4), torch.zeros(4), loss_fn=lambda out, _: out.sum())
+    assert kept == model.weight.nbytes              # 16 bytes, not 32; the sum saves nothing
+
+
+def test_kept_for_backward_changes_no_weights_and_leaves_no_gradients():
+    model, inputs, targets, _ = small_problem()
+    before = [p.detach().clone() for p in model.parameters()]
+    utils.kept_for_backward(model, inputs, targets, torch.bfloat16)
+    assert all(torch.equal(b, p) for b, p in zip(before, model.parameters(), strict=True))
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_kept_for_backward_is_zero_without_autograd():
+    model, inputs, targets, _ = small_problem()
+    with torch.no_grad():
+        assert utils.kept_for_backward(model, inputs, targets) == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        ({"model": "not a model"}, TypeError, "nn.Module"),
+        ({"dtype": "float16"}, TypeError, "dtype"),
+        ({"dtype": torch.float32}, ValueError, "dtype"),
+    ],
+)
+def test_kept_for_backward_rejects_bad_arguments(change, error, message):
+    model, inputs, targets, _ = small_problem()
+    arguments = {"model": model, "inputs": inputs, "targets": targets} | change
+    with pytest.raises(error, match=message):
+        utils.kept_for_backward(**arguments)
+
+
+def test_kept_for_backward_says_when_this_torch_has_no_autocast_for_the_device(monkeypatch):
+    monkeypatch.setattr(torch.amp.autocast_mode, "is_autocast_available", lambda device_type: False)
+    model, inputs, targets, _ = small_problem()
+    with pytest.raises(ValueError, match="no autocast for cpu"):
+        utils.kept_for_backward(model, inputs, targets, torch.bfloat16)
+    assert utils.kept_for_backward(model, inputs, targets) > 0     # float32 needs no autocast
