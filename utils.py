@@ -19,10 +19,14 @@ import math
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -35,15 +39,19 @@ __all__ = [
     "StepTimes",
     "autocast_dtype",
     "copy_bandwidth_gbps",
+    "ddp_backend",
     "digits_mlp",
     "digits_split",
     "driver_cuda_version",
     "evaluate",
+    "free_port",
     "gpu_peaks",
     "hardware_summary",
     "hosted_notebook",
     "is_out_of_memory",
+    "kept_for_backward",
     "largest_batch_that_fits",
+    "launch",
     "limited_memory",
     "log_every_step",
     "log_on_device",
@@ -647,18 +655,6 @@ def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking
 
 
 # From cell memory-08
-def _memory_device(device: torch.device | str) -> torch.device:
-    """``device`` as a ``torch.device``; a clear error for anything that is not one."""
-    if isinstance(device, torch.device):
-        return device
-    if isinstance(device, str):
-        try:
-            return torch.device(device)
-        except RuntimeError:
-            raise ValueError(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')") from None
-    raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
-
-
 def memory_stats(device: torch.device | str) -> dict[str, int | None] | None:
     """Return PyTorch's memory counters for ``device`` in bytes, or ``None`` where it keeps none.
 
@@ -707,6 +703,27 @@ def reset_peak_memory(device: torch.device | str) -> None:
             torch.accelerator.reset_peak_memory_stats(device)
         else:
             torch.cuda.reset_peak_memory_stats(device)
+
+
+def _memory_device(device: torch.device | str) -> torch.device:
+    """``device`` as a ``torch.device``; a clear error for anything that is not one."""
+    if isinstance(device, torch.device):
+        return device
+    if isinstance(device, str):
+        try:
+            return torch.device(device)
+        except RuntimeError:
+            raise ValueError(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')") from None
+    raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+
+
+def _positive_int(value: object, name: str) -> int:
+    """``value`` if it is a positive int (not a bool); a ``TypeError`` or ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return value
 
 
 # From cell memory-19
@@ -760,10 +777,14 @@ class limited_memory:  # a class, used like a function: `with limited_memory(dev
     - CUDA: releases the cache, then sets ``torch.cuda.set_per_process_memory_fraction``
       so that the allocator may reserve what it holds now plus ``extra_bytes``; a request
       beyond that raises a real ``torch.OutOfMemoryError`` at once.
-    - MPS: ``torch.mps.set_per_process_memory_fraction`` (a fraction of Metal's recommended
-      maximum working set), the limit being the memory tensors hold now plus ``extra_bytes``;
-      a request beyond it raises "MPS backend out of memory". Afterwards the ratio goes back
-      to ``PYTORCH_MPS_HIGH_WATERMARK_RATIO`` if set, else PyTorch's default, 1.7.
+    - MPS: releases the cache, then sets ``torch.mps.set_per_process_memory_fraction`` (a
+      fraction of Metal's recommended maximum working set) so that Metal may hold what it holds
+      for this process now (``driver_allocated_memory()``, the count the MPS allocator compares
+      with the limit) plus ``extra_bytes``; a request beyond it raises "MPS backend out of
+      memory". Metal takes memory in whole heaps (8 MiB, 32 MiB, and 1 GiB for most tensors
+      over 10 MiB on Apple silicon), so budgets under about 1.1 GiB are coarse: they may not
+      fit a single large tensor. Afterwards the ratio goes back to
+      ``PYTORCH_MPS_HIGH_WATERMARK_RATIO`` if set, else PyTorch's default, 1.7.
     - CPU: nothing; the limit is ``None``. Main memory has no such limit in PyTorch. (The
       same on MPS with a PyTorch too old to have ``torch.mps.recommended_max_memory``.)
 
@@ -772,11 +793,7 @@ class limited_memory:  # a class, used like a function: `with limited_memory(dev
 
     def __init__(self, device: torch.device | str, extra_bytes: int) -> None:
         self.device = _memory_device(device)
-        if isinstance(extra_bytes, bool) or not isinstance(extra_bytes, int):
-            raise TypeError(f"extra_bytes must be an int, got {type(extra_bytes).__name__}")
-        if extra_bytes <= 0:
-            raise ValueError(f"extra_bytes must be positive, got {extra_bytes}")
-        self.extra_bytes = extra_bytes
+        self.extra_bytes = _positive_int(extra_bytes, "extra_bytes")
         self.before: float | None = None
 
     def __enter__(self) -> int | None:
@@ -792,7 +809,7 @@ class limited_memory:  # a class, used like a function: `with limited_memory(dev
         if device.type == "mps" and hasattr(torch.mps, "recommended_max_memory"):
             release_cached_memory(device)
             self.before = float(os.environ.get("PYTORCH_MPS_HIGH_WATERMARK_RATIO", "1.7"))
-            limit = torch.mps.current_allocated_memory() + self.extra_bytes
+            limit = torch.mps.driver_allocated_memory() + self.extra_bytes   # Metal's count, heaps and all
             torch.mps.set_per_process_memory_fraction(min(2.0, limit / torch.mps.recommended_max_memory()))
             return limit
         return None
@@ -820,7 +837,8 @@ def largest_batch_that_fits(step: Callable[[int], object], start: int, device: t
 
     - CUDA and MPS: the allocator decides. With ``budget_bytes``, each try runs inside
       ``limited_memory(device, budget_bytes)``, so the search never takes more than that
-      and leaves the rest of the GPU alone; without it, the whole GPU is the limit.
+      and leaves the rest of the GPU alone; without it, the whole GPU is the limit. On MPS
+      keep ``budget_bytes`` above about 1.1 GiB: Metal takes memory in heaps of up to 1 GiB.
     - CPU: ``budget_bytes`` is required. Nothing refuses an allocation in time on a CPU
       (Linux overcommits memory: a too-large batch can succeed and the process be killed
       later), so the helper never probes real memory: ``step`` must return the number of
@@ -831,22 +849,8 @@ def largest_batch_that_fits(step: Callable[[int], object], start: int, device: t
     ``budget_bytes`` that is not a positive int, or a bad device, and ``RuntimeError`` if not
     even a batch of 1 fits.
     """
-    if not callable(step):
-        raise TypeError(f"step must be callable, got {type(step).__name__}")
-    if isinstance(start, bool) or not isinstance(start, int):
-        raise TypeError(f"start must be an int, got {type(start).__name__}")
-    if start <= 0:
-        raise ValueError(f"start must be a positive batch size, got {start}")
-    if budget_bytes is not None:
-        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int):
-            raise TypeError(f"budget_bytes must be an int, got {type(budget_bytes).__name__}")
-        if budget_bytes <= 0:
-            raise ValueError(f"budget_bytes must be positive, got {budget_bytes}")
-    device = _memory_device(device)
+    device = _check_batch_search(step, start, device, budget_bytes)
     on_gpu = device.type in ("cuda", "mps")
-    if not on_gpu and budget_bytes is None:
-        raise ValueError(f"on {device} pass budget_bytes: nothing there refuses an allocation in time, "
-                         "so the helper never probes real memory")
     batch = start
     while batch >= 1:
         try:
@@ -857,21 +861,37 @@ def largest_batch_that_fits(step: Callable[[int], object], start: int, device: t
                 needed = step(batch)
         except RuntimeError as err:
             if not is_out_of_memory(err):
-                raise
+                raise                                   # a bug, never a batch that is too large
             fits = False
         else:
-            if on_gpu:
-                fits = True
-            elif isinstance(needed, bool) or not isinstance(needed, int):
-                raise TypeError(f"on {device}, step must return the bytes its batch needs (an int), "
-                                f"got {type(needed).__name__}")
-            else:
-                fits = needed <= budget_bytes
+            fits = on_gpu or _bytes_needed(needed, device) <= budget_bytes
         if fits:
             return batch
         release_cached_memory(device)
         batch //= 2
     raise RuntimeError(f"not even a batch of 1 fits on {device}")
+
+
+def _check_batch_search(step: object, start: object, device: object, budget_bytes: object) -> torch.device:
+    """The arguments of ``largest_batch_that_fits`` checked; returns the device."""
+    if not callable(step):
+        raise TypeError(f"step must be callable, got {type(step).__name__}")
+    _positive_int(start, "start")
+    if budget_bytes is not None:
+        _positive_int(budget_bytes, "budget_bytes")
+    device = _memory_device(device)
+    if device.type not in ("cuda", "mps") and budget_bytes is None:
+        raise ValueError(f"on {device} pass budget_bytes: nothing there refuses an allocation in time, "
+                         "so the helper never probes real memory")
+    return device
+
+
+def _bytes_needed(needed: object, device: torch.device) -> int:
+    """What a CPU step returned, which must be the bytes its batch needs."""
+    if isinstance(needed, bool) or not isinstance(needed, int):
+        raise TypeError(f"on {device}, step must return the bytes its batch needs (an int), "
+                        f"got {type(needed).__name__}")
+    return needed
 
 
 # --- Lesson 07: Mixed precision (notebooks/07_mixed_precision.ipynb) ------------------------------
@@ -915,6 +935,23 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
 
 
 # From cell precision-33
+def _autocast_or_nothing(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
+    """``torch.autocast`` on ``device``'s type to ``dtype``, or, for ``dtype=None``, a context that does nothing.
+
+    Raises ``TypeError`` if ``dtype`` is not a dtype, ``ValueError`` if it is neither float16 nor
+    bfloat16, or if this PyTorch has no autocast for ``device``'s type.
+    """
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be None, torch.float16 or torch.bfloat16, got {type(dtype).__name__}")
+    if dtype is None:
+        return contextlib.nullcontext()
+    if dtype not in (torch.float16, torch.bfloat16):
+        raise ValueError(f"dtype must be None, torch.float16 or torch.bfloat16, got {dtype}")
+    if not torch.amp.autocast_mode.is_autocast_available(device.type):
+        raise ValueError(f"this PyTorch ({torch.__version__}) has no autocast for {device.type}")
+    return torch.autocast(device.type, dtype=dtype)
+
+
 def training_step(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
                   optimizer: torch.optim.Optimizer, dtype: torch.dtype | None = None,
                   scaler: torch.amp.GradScaler | None = None,
@@ -938,17 +975,12 @@ def training_step(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
     device = model_device(model)
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
-    if dtype is not None and not isinstance(dtype, torch.dtype):
-        raise TypeError(f"dtype must be None, torch.float16 or torch.bfloat16, got {type(dtype).__name__}")
-    if dtype not in (None, torch.float16, torch.bfloat16):
-        raise ValueError(f"dtype must be None, torch.float16 or torch.bfloat16, got {dtype}")
     if scaler is not None and not isinstance(scaler, torch.amp.GradScaler):
         raise TypeError(f"scaler must be a torch.amp.GradScaler or None, got {type(scaler).__name__}")
-    if dtype is not None and not torch.amp.autocast_mode.is_autocast_available(device.type):
-        raise ValueError(f"this PyTorch ({torch.__version__}) has no autocast for {device.type}")
+    precision = _autocast_or_nothing(device, dtype)
 
     optimizer.zero_grad(set_to_none=True)
-    with torch.autocast(device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext():
+    with precision:                 # autocast, or nothing for float32
         loss = loss_fn(model(inputs), targets)
     if scaler is None:
         loss.backward()
@@ -958,6 +990,35 @@ def training_step(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
         scaler.step(optimizer)      # unscales the gradients; skips the step if one is inf or NaN
         scaler.update()
     return loss.detach().float()
+
+
+# From cell precision-47
+def kept_for_backward(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
+                      dtype: torch.dtype | None = None,
+                      loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = nn.functional.cross_entropy,
+                      ) -> int:
+    """Return the bytes that one forward pass of ``model``, and the loss, keep for the backward pass.
+
+    Runs ``loss_fn(model(inputs), targets)`` once, under autocast to ``dtype`` as ``training_step``
+    does (``None``: float32), and adds up the sizes of the tensors that autograd saves for the
+    backward pass, each block of memory once. No backward pass runs and no weight changes. The
+    same on the CPU, CUDA GPUs and MPS: it counts tensors, it does not ask the device's memory
+    allocator. Under ``torch.no_grad()`` nothing is saved, and the answer is 0.
+
+    Raises ``TypeError`` if ``model`` is not an ``nn.Module`` or ``dtype`` not a dtype;
+    ``ValueError`` if the model has no parameters or is spread over several devices, if ``dtype``
+    is neither float16 nor bfloat16, or if this PyTorch has no autocast for the model's device type.
+    """
+    precision = _autocast_or_nothing(model_device(model), dtype)
+    sizes: dict[int, int] = {}                # where a block of memory starts -> its bytes
+
+    def note(t: torch.Tensor) -> torch.Tensor:  # autograd calls this for every tensor it saves
+        sizes[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(note, lambda t: t), precision:
+        loss_fn(model(inputs), targets)
+    return sum(sizes.values())
 
 
 # --- Lesson 08: Feeding the GPU: a full training loop (notebooks/08_training_loop.ipynb) ----------
@@ -1041,41 +1102,8 @@ def digits_mlp(hidden: int = 128, dropout: float = 0.1) -> nn.Sequential:
     move it with ``.to(device)``. Raises ``TypeError`` for a ``hidden`` that is not an
     int, ``ValueError`` for ``hidden`` < 1 or a ``dropout`` outside [0, 1).
     """
-    if isinstance(hidden, bool) or not isinstance(hidden, int):
-        raise TypeError(f"hidden must be an int, got {type(hidden).__name__}")
-    if hidden < 1:
-        raise ValueError(f"hidden must be 1 or more, got {hidden}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+    _check_mlp_args(hidden, dropout)
     return nn.Sequential(nn.Flatten(), nn.Linear(64, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, 10))
-
-
-def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | str,
-                     optimizer: torch.optim.Optimizer | None = None) -> torch.device:
-    """Check what the training helpers get; return ``device`` as a torch.device."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    if not any(True for _ in model.parameters()):
-        raise ValueError(f"{type(model).__name__} has no parameters, so there is nothing to train or evaluate")
-    if isinstance(device, str):
-        try:
-            device = torch.device(device)
-        except RuntimeError:
-            raise ValueError(f"{device!r} is not a device name such as 'cpu', 'cuda:0' or 'mps'") from None
-    elif not isinstance(device, torch.device):
-        raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
-    where = model_device(model)
-    if where.type != device.type or (device.index is not None and where.index not in (None, device.index)):
-        raise ValueError(f"the model is on {where}, not on {device}: move it first, model.to(device)")
-    if isinstance(loader, (torch.Tensor, str)) or not isinstance(loader, Iterable):
-        raise TypeError(f"loader must give (inputs, labels) batches, like a DataLoader; got {type(loader).__name__}")
-    if optimizer is not None:
-        if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
-        mine = {id(p) for p in model.parameters()}
-        if not any(id(p) in mine for group in optimizer.param_groups for p in group["params"]):
-            raise ValueError("the optimizer holds none of the model's parameters: create it from model.parameters()")
-    return device
 
 
 class StepTimes(NamedTuple):
@@ -1101,11 +1129,7 @@ def step_time_split(model: nn.Module, loader: Iterable, optimizer: torch.optim.O
     parameters or not on ``device``, a ``device`` that is not one, an optimizer without
     the model's parameters, or a ``max_batches`` below 1.
     """
-    device = _check_loop_args(model, loader, device, optimizer)
-    if max_batches is not None and (isinstance(max_batches, bool) or not isinstance(max_batches, int)):
-        raise TypeError(f"max_batches must be an int or None, got {type(max_batches).__name__}")
-    if max_batches is not None and max_batches < 1:
-        raise ValueError(f"max_batches must be 1 or more, got {max_batches}")
+    device = _check_loop_args(model, loader, device, optimizer, max_batches=max_batches)
     model.train()
     first = waiting = computing = 0.0
     batches = 0
@@ -1132,6 +1156,49 @@ def step_time_split(model: nn.Module, loader: Iterable, optimizer: torch.optim.O
         batches += 1
     del batch_iter  # stops the workers of a loader without persistent_workers
     return StepTimes(first, waiting, computing, batches)
+
+
+def _check_mlp_args(hidden: int, dropout: float) -> None:
+    """Raise ``TypeError`` or ``ValueError`` for a ``hidden`` size or ``dropout`` that ``digits_mlp`` cannot use."""
+    if isinstance(hidden, bool) or not isinstance(hidden, int):
+        raise TypeError(f"hidden must be an int, got {type(hidden).__name__}")
+    if hidden < 1:
+        raise ValueError(f"hidden must be 1 or more, got {hidden}")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+
+
+def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | str,
+                     optimizer: torch.optim.Optimizer | None = None, *,
+                     max_batches: int | None = None) -> torch.device:
+    """Check what the training helpers get; return ``device`` as a torch.device."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not any(True for _ in model.parameters()):
+        raise ValueError(f"{type(model).__name__} has no parameters, so there is nothing to train or evaluate")
+    if isinstance(device, str):
+        try:
+            device = torch.device(device)
+        except RuntimeError:
+            raise ValueError(f"{device!r} is not a device name such as 'cpu', 'cuda:0' or 'mps'") from None
+    elif not isinstance(device, torch.device):
+        raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+    where = model_device(model)
+    if where.type != device.type or (device.index is not None and where.index not in (None, device.index)):
+        raise ValueError(f"the model is on {where}, not on {device}: move it first, model.to(device)")
+    if isinstance(loader, (torch.Tensor, str)) or not isinstance(loader, Iterable):
+        raise TypeError(f"loader must give (inputs, labels) batches, like a DataLoader; got {type(loader).__name__}")
+    if optimizer is not None:
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        mine = {id(p) for p in model.parameters()}
+        if not any(id(p) in mine for group in optimizer.param_groups for p in group["params"]):
+            raise ValueError("the optimizer holds none of the model's parameters: create it from model.parameters()")
+    if max_batches is not None and (isinstance(max_batches, bool) or not isinstance(max_batches, int)):
+        raise TypeError(f"max_batches must be an int or None, got {type(max_batches).__name__}")
+    if max_batches is not None and max_batches < 1:
+        raise ValueError(f"max_batches must be 1 or more, got {max_batches}")
+    return device
 
 
 # From cell loop-37
@@ -1186,3 +1253,161 @@ def evaluate(model: nn.Module, loader: Iterable, device: torch.device | str) -> 
     if count == 0:
         raise ValueError("the loader gave no batches")
     return total.item() / count, correct.item() / count
+
+
+# --- Lesson 09: Training on several GPUs with DistributedDataParallel -----------------------------
+
+
+# From cell ddp-08
+def ddp_backend(device: torch.device | str, nproc: int = 2) -> str:
+    """Return the ``torch.distributed`` backend for ``nproc`` training processes, given the notebook's ``device``.
+
+    - a CUDA GPU, on a machine with at least ``nproc`` of them: ``"nccl"``, one process per
+      GPU (process ``i`` on ``cuda:i``);
+    - a CUDA GPU, on a machine with fewer GPUs than processes (one GPU, two processes):
+      ``"gloo"``, the processes train on the CPU, as NCCL refuses two ranks on one GPU;
+    - the CPU, or an Apple GPU (MPS; ``torch.distributed`` has no backend for it): ``"gloo"``,
+      on the CPU.
+
+    Raises ``TypeError`` if ``device`` is not a ``torch.device`` or a string or ``nproc`` not an
+    int, and ``ValueError`` if the string names no device, ``nproc`` is below 1, or the device is
+    a CUDA GPU this machine lacks.
+    """
+    if not isinstance(device, (torch.device, str)):
+        raise TypeError(f"device must be a torch.device or a string such as 'cuda:0', got {type(device).__name__}")
+    if isinstance(nproc, bool) or not isinstance(nproc, int):
+        raise TypeError(f"nproc must be an int, got {type(nproc).__name__}")
+    if nproc < 1:
+        raise ValueError(f"nproc must be at least 1, got {nproc}")
+    try:
+        device = torch.device(device)
+    except RuntimeError as err:
+        raise ValueError(f"{device!r} names no device: {err}") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= count:
+            raise ValueError(f"{device} does not exist: this machine has {count} CUDA GPU(s)")
+        return "nccl" if nproc <= count else "gloo"
+    return "gloo"
+
+
+# From cell ddp-19
+def _stop(process: subprocess.Popen, grace: float) -> None:
+    """End ``process`` if it still runs, with its process group: politely first, then by force."""
+    if process.poll() is not None:
+        return
+    if sys.platform == "win32":  # unverified here: taskkill /T ends the whole tree of processes
+        subprocess.run(["taskkill", "/F", "/T", "/PID", str(process.pid)], capture_output=True)
+        process.wait()
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)  # torchrun stops its processes, then itself
+        process.wait(timeout=grace)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # whatever is left of the group
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[str] = ("--standalone",),
+           script_args: Sequence[str] = (), nodes: int = 1, timeout: float = 120.0,
+           env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``script`` with ``nproc`` processes, as ``torchrun --nproc_per_node=nproc`` does; return what it printed.
+
+    The launcher is ``python -m torch.distributed.run`` with this notebook's own interpreter
+    (``sys.executable``), so the processes use this Python and this torch. ``nodes=k`` starts
+    ``k`` launchers at once, each with ``--nnodes=k --node-rank=i``, as ``k`` machines would;
+    ``extra_args`` must then say where they meet (``--rdzv-backend=c10d``, ``--rdzv-endpoint``).
+    Each launcher runs in a new process group (a new session) with ``OMP_NUM_THREADS=1`` unless
+    ``env`` says otherwise, and with a temporary folder of its own (``TMPDIR``, deleted
+    afterwards, with torchrun's logs and the output, which goes to a file there).
+    When a launcher fails, the others are stopped at once (they would wait for it); past
+    ``timeout`` seconds, every launcher gets SIGTERM (torchrun passes it on to its
+    processes) and, five seconds later, its whole group SIGKILL; then ``TimeoutError``.
+    When this returns or raises, every process it started has ended (unless a training
+    process ignores SIGTERM: torchrun's own processes do not). The same on Linux and macOS;
+    on Windows (unverified here) ``taskkill /T`` ends the tree of processes, and
+    ``USE_LIBUV=0`` is set, as PyTorch's Windows builds have no libuv.
+
+    Returns a ``subprocess.CompletedProcess`` (``args``, ``returncode``, ``stdout``: what the
+    launchers and their processes printed, stderr included). Raises ``RuntimeError`` with the
+    end of that output if a launcher failed; ``TypeError``, ``ValueError`` or
+    ``FileNotFoundError`` for bad arguments.
+    """
+    if not isinstance(script, (str, os.PathLike)):
+        raise TypeError(f"script must be a path (str or pathlib.Path), got {type(script).__name__}")
+    script = Path(script)
+    if not script.is_file():
+        raise FileNotFoundError(f"no script at {script}")
+    for name, value in (("nproc", nproc), ("nodes", nodes)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    for name, value in (("extra_args", extra_args), ("script_args", script_args)):
+        if isinstance(value, (str, bytes)) or not all(isinstance(a, str) for a in value):
+            raise TypeError(f"{name} must be a list of strings such as ['--epochs', '3'], got {value!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be positive, got {timeout}")
+    if nodes > 1 and "--standalone" in extra_args:
+        raise ValueError("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args")
+
+    child_env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    if sys.platform == "win32":
+        child_env.setdefault("USE_LIBUV", "0")
+    group = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32"
+             else {"start_new_session": True})
+    commands = [[sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}",
+                 *([f"--nnodes={nodes}", f"--node-rank={i}"] if nodes > 1 else []),
+                 *extra_args, str(script), *script_args] for i in range(nodes)]
+    running, outputs, timed_out = [], [], False
+    with tempfile.TemporaryDirectory() as scratch:
+        # torchrun keeps its logs in a new temporary folder that it never deletes: put it in ours.
+        child_env.update({"TMPDIR": scratch, "TEMP": scratch, "TMP": scratch})
+        try:
+            for i, command in enumerate(commands):
+                with open(Path(scratch, f"{i}.log"), "wb") as log:
+                    running.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                                    stderr=subprocess.STDOUT, env=child_env, **group))
+            deadline = time.monotonic() + timeout
+            while any(p.poll() is None for p in running):
+                if any(p.returncode for p in running):  # one launcher failed: the others would wait for it
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    break
+                time.sleep(0.05)
+        finally:
+            for process in running:
+                _stop(process, grace=5.0)
+        for i in range(len(running)):
+            text = Path(scratch, f"{i}.log").read_text(errors="replace")
+            outputs.append(text if nodes == 1 else f"--- node {i} ---\n{text}")
+    output = "".join(outputs)
+    tail = "".join(text[-3000 // len(outputs):] for text in outputs)  # the end of each launcher's output
+    if timed_out:
+        raise TimeoutError(f"{script.name} did not finish within {timeout} s; all its processes were "
+                           f"stopped. The end of its output:\n{tail}")
+    codes = [p.returncode for p in running]
+    returncode = next((c for c in codes if c != 0), 0)
+    if returncode != 0:
+        raise RuntimeError(f"{script.name} failed (exit code {returncode}). The end of its output:\n{tail}")
+    return subprocess.CompletedProcess(commands[0] if nodes == 1 else commands, returncode, output, "")
+
+
+# From cell ddp-42
+def free_port() -> int:
+    """Return a TCP port on this machine that nothing listens on now, picked by the operating system.
+
+    A socket bound to port 0 on 127.0.0.1 gets a free port; its number is read and the socket
+    closed, so the port is free for a launcher to take. Another program could take it first
+    (rare): rerunning picks another. The same on every machine.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
