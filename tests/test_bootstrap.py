@@ -128,12 +128,21 @@ def test_every_helper_the_notebooks_use_exists_in_the_pinned_release():
         pytest.skip(f"the release tag {VERSION} does not exist yet (cut it with `make release VERSION={VERSION}`)")
     pinned = subprocess.run(["git", "show", f"{VERSION}:utils.py"], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout
-    defined = {n.name for n in ast.parse(pinned).body if isinstance(n, ast.FunctionDef)}
+    defined = set()
+    for node in ast.parse(pinned).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            defined |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     used = set()
     for path in all_notebooks():
         for cell in read(path).cells:
-            if cell.cell_type == "code":
-                used |= set(re.findall(r"\butils\.([a-z_]\w*)", cell.source))
-                for m in re.finditer(r"^from utils import (.+)$", cell.source, re.MULTILINE):
-                    used |= {n.strip() for n in m.group(1).split(",")}
+            if cell.cell_type != "code":
+                continue
+            for node in ast.walk(ast.parse(re.sub(r"^\s*[%!].*$", "pass", cell.source, flags=re.MULTILINE))):
+                if isinstance(node, ast.ImportFrom) and node.module == "utils":
+                    used |= {a.name for a in node.names}
+                elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                      and node.value.id == "utils"):
+                    used.add(node.attr)
     assert used <= defined, f"not in utils.py of {VERSION}: {sorted(used - defined)}"
