@@ -154,8 +154,8 @@ release: $(STAMP) ## Cut release VERSION=vX.Y.Z: pin notebooks opened alone to i
 bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) into build/bench.json
 	$(PY) -m tools.bench
 
-bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch
-	$(PY) -m tools.suite_speed $(NBVAL)
+bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch (UPTO=05: lessons 00-05)
+	$(PY) -m tools.suite_speed $(if $(UPTO),--upto $(UPTO)) $(NBVAL)
 
 clean: ## Remove build/ (keeps .venv and node_modules)
 	rm -rf build

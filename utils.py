@@ -1262,10 +1262,11 @@ def evaluate(model: nn.Module, loader: Iterable, device: torch.device | str) -> 
 def ddp_backend(device: torch.device | str, nproc: int = 2) -> str:
     """Return the ``torch.distributed`` backend for ``nproc`` training processes, given the notebook's ``device``.
 
-    - a CUDA GPU, on a machine with at least ``nproc`` of them: ``"nccl"``, one process per
-      GPU (process ``i`` on ``cuda:i``);
-    - a CUDA GPU, on a machine with fewer GPUs than processes (one GPU, two processes):
-      ``"gloo"``, the processes train on the CPU, as NCCL refuses two ranks on one GPU;
+    - a CUDA GPU, on a machine with at least ``nproc`` of them and a PyTorch built with NCCL
+      (Linux): ``"nccl"``, one process per GPU (process ``i`` on ``cuda:i``);
+    - a CUDA GPU, on a machine with fewer GPUs than processes (one GPU, two processes), or
+      without NCCL (PyTorch's Windows builds): ``"gloo"``, the processes train on the CPU, as
+      NCCL refuses two ranks on one GPU;
     - the CPU, or an Apple GPU (MPS; ``torch.distributed`` has no backend for it): ``"gloo"``,
       on the CPU.
 
@@ -1273,6 +1274,15 @@ def ddp_backend(device: torch.device | str, nproc: int = 2) -> str:
     int, and ``ValueError`` if the string names no device, ``nproc`` is below 1, or the device is
     a CUDA GPU this machine lacks.
     """
+    device = _checked_device(device, nproc)  # the checks of the arguments, below
+    if device.type != "cuda":
+        return "gloo"
+    enough_gpus = nproc <= torch.cuda.device_count()
+    return "nccl" if enough_gpus and torch.distributed.is_nccl_available() else "gloo"
+
+
+def _checked_device(device: torch.device | str, nproc: int) -> torch.device:
+    """Helper code: ``device`` as a ``torch.device``, after checking both arguments."""
     if not isinstance(device, (torch.device, str)):
         raise TypeError(f"device must be a torch.device or a string such as 'cuda:0', got {type(device).__name__}")
     if isinstance(nproc, bool) or not isinstance(nproc, int):
@@ -1287,31 +1297,10 @@ def ddp_backend(device: torch.device | str, nproc: int = 2) -> str:
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (device.index or 0) >= count:
             raise ValueError(f"{device} does not exist: this machine has {count} CUDA GPU(s)")
-        return "nccl" if nproc <= count else "gloo"
-    return "gloo"
+    return device
 
 
 # From cell ddp-19
-def _stop(process: subprocess.Popen, grace: float) -> None:
-    """End ``process`` if it still runs, with its process group: politely first, then by force."""
-    if process.poll() is not None:
-        return
-    if sys.platform == "win32":  # unverified here: taskkill /T ends the whole tree of processes
-        subprocess.run(["taskkill", "/F", "/T", "/PID", str(process.pid)], capture_output=True)
-        process.wait()
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)  # torchrun stops its processes, then itself
-        process.wait(timeout=grace)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        pass
-    try:
-        os.killpg(process.pid, signal.SIGKILL)  # whatever is left of the group
-    except ProcessLookupError:
-        pass
-    process.wait()
-
-
 def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[str] = ("--standalone",),
            script_args: Sequence[str] = (), nodes: int = 1, timeout: float = 120.0,
            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -1321,45 +1310,26 @@ def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[st
     (``sys.executable``), so the processes use this Python and this torch. ``nodes=k`` starts
     ``k`` launchers at once, each with ``--nnodes=k --node-rank=i``, as ``k`` machines would;
     ``extra_args`` must then say where they meet (``--rdzv-backend=c10d``, ``--rdzv-endpoint``).
-    Each launcher runs in a new process group (a new session) with ``OMP_NUM_THREADS=1`` unless
-    ``env`` says otherwise, and with a temporary folder of its own (``TMPDIR``, deleted
+    Each launcher runs in an OS process group of its own (a session) with
+    ``OMP_NUM_THREADS=1`` unless ``env`` says otherwise, and with a temporary folder of its own (``TMPDIR``, deleted
     afterwards, with torchrun's logs and the output, which goes to a file there).
     When a launcher fails, the others are stopped at once (they would wait for it); past
     ``timeout`` seconds, every launcher gets SIGTERM (torchrun passes it on to its
-    processes) and, five seconds later, its whole group SIGKILL; then ``TimeoutError``.
-    When this returns or raises, every process it started has ended (unless a training
-    process ignores SIGTERM: torchrun's own processes do not). The same on Linux and macOS;
-    on Windows (unverified here) ``taskkill /T`` ends the tree of processes, and
-    ``USE_LIBUV=0`` is set, as PyTorch's Windows builds have no libuv.
+    processes and waits up to 30 s for them) and, 35 seconds later, its whole session
+    SIGKILL; then ``TimeoutError``. (torchrun runs each training process in a session of its
+    own, out of reach of that SIGKILL: the 35 seconds give torchrun time to stop them.) The
+    same on Linux and macOS. On Windows (unverified here) ``taskkill /T`` ends the tree of
+    processes, but torchrun itself fails with PyTorch's official Windows builds, which lack
+    libuv while torchrun's store asks for it (PyTorch PR #175316): use WSL2 there.
 
     Returns a ``subprocess.CompletedProcess`` (``args``, ``returncode``, ``stdout``: what the
     launchers and their processes printed, stderr included). Raises ``RuntimeError`` with the
-    end of that output if a launcher failed; ``TypeError``, ``ValueError`` or
+    start and the end of that output if a launcher failed; ``TypeError``, ``ValueError`` or
     ``FileNotFoundError`` for bad arguments.
     """
-    if not isinstance(script, (str, os.PathLike)):
-        raise TypeError(f"script must be a path (str or pathlib.Path), got {type(script).__name__}")
-    script = Path(script)
-    if not script.is_file():
-        raise FileNotFoundError(f"no script at {script}")
-    for name, value in (("nproc", nproc), ("nodes", nodes)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
-    for name, value in (("extra_args", extra_args), ("script_args", script_args)):
-        if isinstance(value, (str, bytes)) or not all(isinstance(a, str) for a in value):
-            raise TypeError(f"{name} must be a list of strings such as ['--epochs', '3'], got {value!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
-    if not timeout > 0:
-        raise ValueError(f"timeout must be positive, got {timeout}")
-    if nodes > 1 and "--standalone" in extra_args:
-        raise ValueError("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args")
+    script = _checked_launch_args(script, nproc, nodes, extra_args, script_args, timeout)  # below
 
     child_env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
-    if sys.platform == "win32":
-        child_env.setdefault("USE_LIBUV", "0")
     group = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32"
              else {"start_new_session": True})
     commands = [[sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}",
@@ -1384,20 +1354,73 @@ def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[st
                 time.sleep(0.05)
         finally:
             for process in running:
-                _stop(process, grace=5.0)
+                _stop(process, grace=35.0)  # torchrun waits up to 30 s for its processes
         for i in range(len(running)):
             text = Path(scratch, f"{i}.log").read_text(errors="replace")
             outputs.append(text if nodes == 1 else f"--- node {i} ---\n{text}")
     output = "".join(outputs)
-    tail = "".join(text[-3000 // len(outputs):] for text in outputs)  # the end of each launcher's output
+    tail = "".join(_head_and_tail(text, 6000 // len(outputs)) for text in outputs)
     if timed_out:
         raise TimeoutError(f"{script.name} did not finish within {timeout} s; all its processes were "
-                           f"stopped. The end of its output:\n{tail}")
+                           f"stopped. The start and the end of its output:\n{tail}")
     codes = [p.returncode for p in running]
     returncode = next((c for c in codes if c != 0), 0)
     if returncode != 0:
-        raise RuntimeError(f"{script.name} failed (exit code {returncode}). The end of its output:\n{tail}")
+        raise RuntimeError(f"{script.name} failed (exit code {returncode}). "
+                           f"The start and the end of its output:\n{tail}")
     return subprocess.CompletedProcess(commands[0] if nodes == 1 else commands, returncode, output, "")
+
+
+def _stop(process: subprocess.Popen, grace: float) -> None:
+    """Helper code: end ``process`` if it still runs, with its session: politely first, then by force."""
+    if process.poll() is not None:
+        return
+    if sys.platform == "win32":  # unverified here: taskkill /T ends the whole tree of processes
+        subprocess.run(["taskkill", "/F", "/T", "/PID", str(process.pid)], capture_output=True)
+        process.wait()
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)  # torchrun stops its processes, then itself
+        process.wait(timeout=grace)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # whatever is left of the session
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def _head_and_tail(text: str, size: int) -> str:
+    """Helper code: ``text`` if short, else its first third of ``size`` characters, a gap, and its last two thirds."""
+    if len(text) <= size:
+        return text
+    return f"{text[:size // 3]}\n[...]\n{text[-(size - size // 3):]}"
+
+
+def _checked_launch_args(script: str | os.PathLike, nproc: int, nodes: int, extra_args: Sequence[str],
+                         script_args: Sequence[str], timeout: float) -> Path:
+    """Helper code: ``script`` as a ``Path``, after checking every argument of ``launch``."""
+    if not isinstance(script, (str, os.PathLike)):
+        raise TypeError(f"script must be a path (str or pathlib.Path), got {type(script).__name__}")
+    script = Path(script)
+    if not script.is_file():
+        raise FileNotFoundError(f"no script at {script}")
+    for name, value in (("nproc", nproc), ("nodes", nodes)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    for name, value in (("extra_args", extra_args), ("script_args", script_args)):
+        if isinstance(value, (str, bytes)) or not all(isinstance(a, str) for a in value):
+            raise TypeError(f"{name} must be a list of strings such as ['--epochs', '3'], got {value!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be positive, got {timeout}")
+    if nodes > 1 and "--standalone" in extra_args:
+        raise ValueError("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args")
+    return script
 
 
 # From cell ddp-42

@@ -85,9 +85,18 @@ def lines_with(output: str, key: str) -> list[str]:
         ("apple-mps", "cpu", 2, "gloo"),
     ],
 )
-def test_ddp_backend_picks_nccl_only_with_a_cuda_gpu_for_every_process(machine, name, device, nproc, expected):
+def test_ddp_backend_picks_nccl_only_with_a_cuda_gpu_for_every_process(machine, monkeypatch, name, device, nproc,
+                                                                        expected):
     machine(name)
+    monkeypatch.setattr(torch.distributed, "is_nccl_available", lambda: True)   # as PyTorch's Linux CUDA builds
     assert utils.ddp_backend(device, nproc) == expected
+
+
+@pytest.mark.parametrize(("device", "nproc"), [("cuda", 2), ("cuda:0", 1), (torch.device("cuda", 1), 2)])
+def test_ddp_backend_picks_gloo_where_pytorch_has_no_nccl(machine, monkeypatch, device, nproc):
+    machine("two-cuda-gpus")
+    monkeypatch.setattr(torch.distributed, "is_nccl_available", lambda: False)  # as PyTorch's Windows builds
+    assert utils.ddp_backend(device, nproc) == "gloo"
 
 
 @pytest.mark.parametrize(("name", "device"), [("cpu-only", "cuda"), ("one-cuda-gpu", "cuda:1"),
@@ -173,6 +182,14 @@ def test_launch_raises_with_the_end_of_the_output_when_the_script_fails(script, 
         utils.launch(script(FAIL_SCRIPT), 2, timeout=120)
     assert "a marker-7f3a before failing" in str(info.value)
     assert list(own_tempdir.iterdir()) == []
+
+
+def test_head_and_tail_keeps_both_ends_of_a_long_output():
+    short = "abc"
+    assert utils._head_and_tail(short, 10) == short
+    text = "HEAD" + "x" * 10_000 + "TAIL"
+    kept = utils._head_and_tail(text, 300)
+    assert kept.startswith("HEAD") and kept.endswith("TAIL") and "[...]" in kept and len(kept) < 320
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="os.kill(pid, 0) would stop the process on Windows")
