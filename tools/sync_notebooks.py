@@ -7,7 +7,9 @@ Generated, never edited by hand (`make sync` rewrites them; `make lint` and `mak
   and hardware are read from its own opening cell, so a new lesson starts as one notebook;
 - each solutions notebook's header, setup and footer cells (a skeleton is created when missing);
 - the notebook metadata (kernel, Colab GPU runtime) and the setup cell's metadata;
-- the lesson table in README.md between the `lessons:start` and `lessons:end` markers.
+- the lesson table in README.md between the `lessons:start` and `lessons:end` markers;
+- the Chinese edition (tools/i18n.py): the translation files i18n/zh/*.po (entries added, changed
+  ones flagged stale), every zh notebook under notebooks/zh/ and README.zh-CN.md.
 
 Usage: python -m tools.sync_notebooks [--check]
 """
@@ -17,9 +19,11 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+from dataclasses import dataclass
 
 import nbformat
 
+from tools import i18n
 from tools.series import (
     BRANCH,
     GITHUB_URL,
@@ -74,6 +78,7 @@ def nav(series: list[Lesson], k: int) -> str:
     if k + 1 < len(series):
         nxt = series[k + 1]
         parts.append(f"[{nxt.number} {nxt.title} >]({nxt.path.name})")
+    parts.append(f"[中文](zh/{series[k].path.name})")
     return " | ".join(parts)
 
 
@@ -104,7 +109,7 @@ def lesson_cells(series: list[Lesson], k: int) -> dict[str, str]:
 def solution_cells(series: list[Lesson], k: int) -> dict[str, str]:
     lesson = series[k]
     back = (f"[< back to the lesson: {lesson.number} {lesson.title}](../{lesson.path.name})"
-            " | [Contents](../../README.md#lessons)")
+            f" | [Contents](../../README.md#lessons) | [中文](../zh/solutions/{lesson.solutions.name})")
     header = "\n".join([
         back,
         "",
@@ -266,21 +271,158 @@ def apply_readme(text: str, series: list[Lesson]) -> str:
     head, sep, rest = text.partition(start)
     if not sep or end not in rest:
         raise SystemExit(f"README.md lacks the markers {start!r} ... {end!r}")
+    if not head.startswith(i18n.SWITCH_EN + "\n"):  # the link to the Chinese README, first
+        head = i18n.SWITCH_EN + "\n\n" + head
     return head + start + "\n" + readme_table(series) + "\n" + end + rest.split(end, 1)[1]
+
+
+ZH_SETUP = """\
+import os, sys, tempfile, urllib.request
+
+url = os.getenv("GPU_LESSONS_URL", "{url}")
+try:  # 辅助函数放进一个新建的文件夹：你的文件（包括 utils.py）不会被改动
+    sys.path.insert(0, os.path.dirname(urllib.request.urlretrieve(url, tempfile.mkdtemp() + "/utils.py")[0]))
+except OSError as err:
+    raise RuntimeError(f"无法下载 {{url}}：{{err}}。请先联网（Kaggle：Settings > Internet on）。") from None"""
+ZH_SETUP_NOTE = "*第一个代码单元让本系列的辅助函数可以导入：运行它即可，不必细读。*"
+ZH_CONTENTS = "[目录](../{up}README.zh-CN.md#{anchor})"
+
+
+@dataclass(frozen=True)
+class ZhLesson:
+    lesson: Lesson
+    title: str
+    purpose: str
+    runs_on: str
+
+
+def zh_nav(zh: list[ZhLesson], k: int, anchor: str) -> str:
+    parts = []
+    if k > 0:
+        parts.append(f"[< {zh[k - 1].lesson.number} {zh[k - 1].title}]({zh[k - 1].lesson.path.name})")
+    parts.append(ZH_CONTENTS.format(up="../", anchor=anchor))
+    if k + 1 < len(zh):
+        parts.append(f"[{zh[k + 1].lesson.number} {zh[k + 1].title} >]({zh[k + 1].lesson.path.name})")
+    parts.append(f"[English](../{zh[k].lesson.path.name})")
+    return " | ".join(parts)
+
+
+def zh_lesson_cells(zh: list[ZhLesson], k: int, anchor: str) -> dict[str, str]:
+    z = zh[k]
+    lesson = z.lesson
+    header = "\n".join([
+        zh_nav(zh, k, anchor), "",
+        f"# {lesson.number} · {z.title}", "",
+        f"*{z.purpose}*", "",
+        badges(i18n.zh_path(lesson.path)), "",
+        f"**运行环境：** {z.runs_on}。**用时：** 约 {lesson.minutes} 分钟。", "",
+        ZH_SETUP_NOTE,
+    ])
+    footer = "\n".join([
+        f"**习题解答：** [solutions/{lesson.solutions.name}](solutions/{lesson.solutions.name})。", "",
+        zh_nav(zh, k, anchor),
+    ])
+    return {"header": header, "setup": ZH_SETUP.format(url=UTILS_URL), "footer": footer}
+
+
+def zh_solution_cells(zh: list[ZhLesson], k: int, anchor: str) -> dict[str, str]:
+    z = zh[k]
+    lesson = z.lesson
+    back = (f"[< 返回课程：{lesson.number} {z.title}](../{lesson.path.name})"
+            f" | {ZH_CONTENTS.format(up='../../', anchor=anchor)} | [English](../../solutions/{lesson.solutions.name})")
+    header = "\n".join([
+        back, "",
+        f"# 习题解答 · {lesson.number} {z.title}", "",
+        "*本课练习的完整解答。请先自己动手做一遍。*", "",
+        badges(i18n.zh_path(lesson.solutions)), "",
+        ZH_SETUP_NOTE,
+    ])
+    return {"header": header, "setup": ZH_SETUP.format(url=UTILS_URL), "footer": back}
+
+
+def zh_readme_table(zh: list[ZhLesson]) -> str:
+    rows = ["| # | 课程 | 内容 | 分钟 | 运行环境 | 解答 |", "|---|---|---|---|---|---|"]
+    for z in zh:
+        rel = i18n.zh_path(z.lesson.path).relative_to(ROOT).as_posix()
+        sol = i18n.zh_path(z.lesson.solutions).relative_to(ROOT).as_posix()
+        rows.append(f"| {z.lesson.number} | [{z.title}]({rel}) | {z.purpose} | {z.lesson.minutes}"
+                    f" | {z.runs_on} | [解答]({sol}) |")
+    return "\n".join(rows)
+
+
+ZH_README_NOTE = ("<!-- Generated by `make sync` from README.md and i18n/zh/README.po (tools/i18n.py):"
+                  " do not edit; translate in the .po file. -->")
+
+
+def zh_readme(english: str, po, zh: list[ZhLesson], problems: list[str]) -> tuple[str, str]:
+    """README.zh-CN.md, and the anchor of its lesson table (its translated 'Lessons' heading)."""
+    catalog = i18n.Catalog(po, "README")
+    parts, anchor = [ZH_README_NOTE, "", i18n.SWITCH_ZH, ""], "lessons"
+    for ctx, text in i18n.readme_sections(english):
+        zh_text = catalog.get(ctx, text)
+        if not zh_text:
+            zh_text = i18n.UNTRANSLATED + text
+        zh_text = i18n.relink(zh_text, i18n.README, i18n.README_ZH)
+        if (i18n.LESSONS_START in text) != (i18n.LESSONS_START + "\n" + i18n.LESSONS_END in zh_text):
+            problems.append(f"i18n/zh/README.po [{ctx}]: keep the two lesson-table marker lines as they are")
+        if ctx == "readme:lessons" and zh_text.startswith("## "):
+            anchor = i18n.slug(zh_text.splitlines()[0][3:])
+        zh_text = zh_text.replace(i18n.LESSONS_START + "\n" + i18n.LESSONS_END,
+                                  i18n.LESSONS_START + "\n" + zh_readme_table(zh) + "\n" + i18n.LESSONS_END)
+        parts += [zh_text, ""]
+    return "\n".join(parts).rstrip("\n") + "\n", anchor
+
+
+def build() -> tuple[dict, list[str]]:
+    """Every generated file's intended text, and what the Chinese edition still lacks."""
+    series = lessons()
+    out, problems = {}, []
+    terms = i18n.glossary()
+    english, pos = {}, {}
+    for k, lesson in enumerate(series):
+        english[lesson.path] = apply(read(lesson.path), lesson_cells(series, k))
+        solutions = read(lesson.solutions) if lesson.solutions.exists() else solutions_skeleton(lesson)
+        english[lesson.solutions] = apply(solutions, solution_cells(series, k))
+        for path, facts in ((lesson.path, lesson), (lesson.solutions, None)):
+            units = i18n.notebook_units(nbformat.reads(english[path], as_version=4), facts)
+            pos[path] = i18n.merge(i18n.load(i18n.po_path(path)), units)
+    out.update(english)
+    readme = ROOT / "README.md"
+    out[readme] = apply_readme(readme.read_text(encoding="utf-8"), series)
+    out[ROOT / "utils.py"] = utils_source(series)
+
+    zh = []
+    for lesson in series:
+        catalog = i18n.Catalog(pos[lesson.path], "")
+        zh.append(ZhLesson(lesson, *(catalog.get(ctx, getattr(lesson, ctx.replace("-", "_"))) or
+                                     getattr(lesson, ctx.replace("-", "_")) for ctx in i18n.FACTS)))
+    readme_po = i18n.merge(i18n.load(i18n.README_PO), i18n.readme_units(out[readme]))
+    out[i18n.README_PO] = i18n.po_text(readme_po)
+    problems += i18n.po_problems(readme_po, "i18n/zh/README.po", terms)
+    out[i18n.README_ZH], anchor = zh_readme(out[readme], readme_po, zh, problems)
+    for k, lesson in enumerate(series):
+        for path, cells in ((lesson.path, zh_lesson_cells(zh, k, anchor)),
+                            (lesson.solutions, zh_solution_cells(zh, k, anchor))):
+            po = pos[path]
+            where = i18n.po_path(path).relative_to(ROOT).as_posix()
+            out[i18n.po_path(path)] = i18n.po_text(po)
+            problems += i18n.po_problems(po, where, terms)
+            en_nb = nbformat.reads(english[path], as_version=4)
+            zh_nb = i18n.translated_notebook(en_nb, path, i18n.Catalog(po, where), cells)
+            out[i18n.zh_path(path)] = dumps(zh_nb)
+            problems += i18n.code_mismatches(en_nb, zh_nb, i18n.zh_path(path).relative_to(ROOT).as_posix())
+    return out, problems
 
 
 def planned() -> dict:
     """Every generated file's intended text."""
-    series = lessons()
-    out = {}
-    for k, lesson in enumerate(series):
-        out[lesson.path] = apply(read(lesson.path), lesson_cells(series, k))
-        solutions = read(lesson.solutions) if lesson.solutions.exists() else solutions_skeleton(lesson)
-        out[lesson.solutions] = apply(solutions, solution_cells(series, k))
-    readme = ROOT / "README.md"
-    out[readme] = apply_readme(readme.read_text(encoding="utf-8"), series)
-    out[ROOT / "utils.py"] = utils_source(series)
-    return out
+    return build()[0]
+
+
+def translation_problems() -> list[str]:
+    """What the Chinese edition lacks: untranslated or stale entries (each naming its cell), glossary
+    terms translated otherwise, zh code that is not the English code."""
+    return build()[1]
 
 
 def main() -> int:
@@ -288,7 +430,8 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="fail if any generated part is out of date")
     args = parser.parse_args()
     stale = []
-    for path, text in planned().items():
+    files, problems = build()
+    for path, text in files.items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             stale.append(path.relative_to(ROOT).as_posix())
             if not args.check:
@@ -299,6 +442,10 @@ def main() -> int:
               " (#@save cells for utils.py, the opening cell for titles), then run `make sync`.")
         return 1
     print(("rewrote: " + ", ".join(stale)) if stale and not args.check else "generated parts are up to date")
+    if problems:
+        print(f"\nThe Chinese edition needs {len(problems)} fix(es) (python -m tools.i18n todo FILE.po;"
+              " see i18n/zh/glossary.md):\n" + "\n".join(problems))
+        return 1 if args.check else 0
     return 0
 
 
