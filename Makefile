@@ -123,6 +123,7 @@ lab: $(STAMP) ## Open the lessons in JupyterLab
 outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebook, or only NB="a.ipynb b.ipynb"
 	$(PY) -m tools.sync_notebooks
 	env -u IPYTHONDIR $(PY) -m tools.execute outputs $(NB)
+	$(PY) -m tools.sync_notebooks  # the zh notebooks copy the new outputs
 
 $(SITE_STAMP): $(STAMP) requirements-site.txt
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-site.txt
@@ -133,13 +134,16 @@ site: $(SITE_STAMP) ## Build the website from the stored outputs (nothing re-exe
 	$(PY) -m sphinx -b html -q -W --keep-going -c site . build/site
 	@echo "open build/site/index.html"
 
-test-site: site ## Build the site, then load every page in headless Chromium (links, images, errors)
+test-site: site ## Build the site (English and 中文), then load every page in headless Chromium
 	@test -x "$(CHROMIUM)" || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| { echo "No browser at $(CHROMIUM): install Debian's chromium or set CHROMIUM=/path/to/chrome"; exit 1; }
+	@fc-list :lang=zh 2>/dev/null | grep -q . || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; } \
+		|| { echo "No Chinese font: install Debian's fonts-noto-cjk (the zh pages would show boxes)"; exit 1; }
 	$(PY) -m pytest -m site tests
 
-sync: $(STAMP) ## Regenerate utils.py, headers, setup cells, navigation, solutions skeletons, README table
+sync: $(STAMP) ## Regenerate utils.py, headers, setup cells, navigation, README table, the Chinese edition
 	$(PY) -m tools.sync_notebooks
 
 release: $(STAMP) ## Cut release VERSION=vX.Y.Z: pin notebooks opened alone to it, commit and tag (see README)

@@ -21,6 +21,7 @@ import nbformat
 import pytest
 
 from tools import execute
+from tools.i18n import ZH
 from tools.series import ROOT, UTILS_URL, VERSION, all_notebooks, lessons, read
 
 LESSONS = lessons()
@@ -146,3 +147,44 @@ def test_every_helper_the_notebooks_use_exists_in_the_pinned_release():
                       and node.value.id == "utils"):
                     used.add(node.attr)
     assert used <= defined, f"not in utils.py of {VERSION}: {sorted(used - defined)}"
+
+
+# --- the Chinese edition: the same cell, speaking Chinese ------------------------------------
+
+ZH_ALONE = [ZH / "00_check_your_setup.ipynb", ZH / "03_copies_between_devices.ipynb"]
+
+
+@pytest.mark.alone
+@pytest.mark.parametrize("path", ZH_ALONE, ids=[f"zh/{p.name}" for p in ZH_ALONE])
+def test_a_chinese_lesson_opened_alone_in_an_empty_folder_fetches_utils_and_runs(tmp_path, path):
+    alone = tmp_path / path.name
+    shutil.copy(path, alone)
+    nb = nbformat.read(alone, as_version=4)
+    execute.execute(nb, tmp_path, timeout=300, env=kernel_env(UTILS))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name], "the setup cell wrote beside the notebook"
+
+
+def test_every_chinese_notebook_has_the_chinese_setup_cell_with_the_same_code(tmp_path):
+    from tools.i18n import code_without_comments
+
+    english = setup_cell_source()
+    zh = setup_cell_source(ZH / "00_check_your_setup.ipynb")
+    for path in sorted(ZH.rglob("*.ipynb")):
+        cell = next(c for c in read(path).cells if c.get("id") == "setup")
+        assert cell.source == zh, path.name
+        assert cell.metadata.get("cellView") == "form" and cell.metadata["jupyter"]["source_hidden"], path.name
+    # Only the comment and the error message differ from the English cell.
+    differ = [(a, b) for a, b in zip(code_without_comments(english), code_without_comments(zh), strict=True) if a != b]
+    assert len(differ) == 1 and differ[0][0][1].startswith('f"Could not fetch') and "请先联网" in differ[0][1][1]
+    assert len(zh.splitlines()) <= 7
+    ruff = subprocess.run([sys.executable, "-m", "ruff", "format", "--diff", "--stdin-filename", "setup.py", "-"],
+                          input=zh + "\n", capture_output=True, text=True)
+    assert ruff.returncode == 0, ruff.stdout
+
+
+def test_without_network_the_chinese_error_says_what_to_do(tmp_path):
+    run = run_python(setup_cell_source(ZH / "00_check_your_setup.ipynb"), tmp_path,
+                     (tmp_path / "nowhere" / "utils.py").as_uri())
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: 无法下载") and "请先联网（Kaggle：Settings > Internet on）" in last

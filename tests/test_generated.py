@@ -105,7 +105,18 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
         monkeypatch.setattr(module, "ROOT", tmp_path)
     monkeypatch.setattr(series, "NOTEBOOKS", nb_dir)
     monkeypatch.setattr(series, "SOLUTIONS", nb_dir / "solutions")
-    planned = sync_notebooks.planned()
+    from tools import i18n
+
+    for name, value in (("ROOT", tmp_path), ("NOTEBOOKS", nb_dir), ("I18N", tmp_path / "i18n/zh"),
+                        ("ZH", nb_dir / "zh"), ("README", tmp_path / "README.md"),
+                        ("README_ZH", tmp_path / "README.zh-CN.md"), ("README_PO", tmp_path / "i18n/zh/README.po")):
+        monkeypatch.setattr(i18n, name, value)
+    planned, problems = sync_notebooks.build()
+    # its Chinese twin and translation files are made too, and the check says what to translate
+    assert nb_dir / "zh" / "99_trying.ipynb" in planned and tmp_path / "i18n/zh/99_trying.po" in planned
+    assert any(p.startswith("i18n/zh/99_trying.po [title] (lesson header") and p.endswith("not translated")
+               for p in problems)
+    assert "待翻译" in planned[nb_dir / "zh" / "99_trying.ipynb"]
     lesson = planned[nb_dir / "99_trying.ipynb"]
     assert "# 99 · Trying things" in lesson and '"id": "setup"' in lesson
     skeleton = planned[nb_dir / "solutions" / "99_trying_solutions.ipynb"]

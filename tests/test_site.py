@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import threading
 from urllib.parse import urldefrag, urljoin, urlparse
 
@@ -77,11 +78,13 @@ LESSON_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
 
 
 def test_the_site_has_a_page_for_every_notebook():
+    from tools.i18n import zh_path
     from tools.series import all_notebooks
 
-    expected = {p.relative_to(ROOT).with_suffix(".html").as_posix() for p in all_notebooks()}
-    assert expected <= set(PAGES), expected - set(PAGES)
-    assert "index.html" in PAGES
+    english = {p.relative_to(ROOT).with_suffix(".html").as_posix() for p in all_notebooks()}
+    chinese = {zh_path(p).relative_to(ROOT).with_suffix(".html").as_posix() for p in all_notebooks()}
+    assert english | chinese <= set(PAGES), (english | chinese) - set(PAGES)
+    assert {"index.html", "README.zh-CN.html"} <= set(PAGES)
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -102,6 +105,14 @@ def test_page_loads_without_errors_and_its_links_and_images_resolve(page, server
         "img", "els => els.map(e => [e.getAttribute('src'), e.complete && e.naturalWidth > 0])")
     for src, shown in images:
         assert shown, f"{path}: image {src} did not load"
+    # Every page switches language: to its twin (a lesson, the README) or the other front page.
+    switch = page.eval_on_selector_all("a.language-switch", "els => els.map(e => e.getAttribute('href'))")
+    assert len(switch) == 1, f"{path}: no language switch"
+    chinese = path.startswith("notebooks/zh/") or path == "README.zh-CN.html"
+    assert page.get_attribute("html", "lang") == ("zh-CN" if chinese else "en")
+    if path.startswith("notebooks/"):
+        twin = path.replace("zh/", "", 1) if chinese else path.replace("notebooks/", "notebooks/zh/", 1)
+        assert urljoin(url, switch[0]) == server + twin, f"{path}: the switch leads to {switch[0]}"
 
 
 def test_lesson_pages_show_navigation_outputs_errors_and_plots(page, server):
@@ -121,3 +132,30 @@ def test_a_screenshot_of_one_lesson_is_saved(page, server):
     page.screenshot(path=str(shot))
     assert shot.stat().st_size > 10_000
     assert page.outside, "the badges should have asked for their images"
+
+
+def platform_fonts(page, selector: str) -> list[str]:
+    """The fonts Chromium really drew the element's text with (DevTools' CSS.getPlatformFontsForNode)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    return [f["familyName"] for f in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]]
+
+
+def test_the_chinese_lesson_03_shows_chinese_text_the_error_and_a_screenshot_is_saved(page, server):
+    page.goto(server + "notebooks/zh/03_copies_between_devices.html", wait_until="load")
+    text = page.inner_text("article")
+    assert "目录" in text and "English" in text and "RuntimeError" in text and "not on the expected device" in text
+    heading = page.inner_text("article h1")
+    assert re.search(r"[\u4e00-\u9fff]", heading), heading
+    fonts = platform_fonts(page, "article h1")
+    assert any(re.search(r"CJK|Hei|Song|Ming|Kai|Noto Sans SC|Source Han", f) for f in fonts), (
+        f"the Chinese title was drawn with {fonts}: boxes, not characters; install a CJK font"
+        " (Debian: fonts-noto-cjk; `make test-site` does)")
+    page.locator("div.output pre", has_text="RuntimeError").first.scroll_into_view_if_needed()
+    page.mouse.wheel(0, -250)
+    shot = ROOT / "build" / "site-lesson-03-zh.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000

@@ -326,7 +326,8 @@ def glossary_misses(msgid: str, msgstr: str, terms: list[Term]) -> list[str]:
     missing = []
     forms = sorted(((f, t) for t in terms for f in t.english), key=lambda ft: -len(ft[0]))
     for form, term in forms:
-        pattern = re.compile(r"(?<![\w.-])" + re.escape(form) + r"(?:s|es)?(?![\w-])")
+        # a word, not part of a name in code (model.to(...), model_dir, --device)
+        pattern = re.compile(r"(?<![\w.-])" + re.escape(form) + r"(?:s|es)?(?![\w-]|\.\w|\()")
         if pattern.search(prose):
             prose = pattern.sub(" ", prose)
             if term.chinese not in msgstr and term not in missing:
