@@ -22,7 +22,8 @@ copyright = "the series' authors"
 extensions = ["myst_nb"]
 root_doc = "README"
 include_patterns = ["README.md", "notebooks/*.ipynb", "notebooks/solutions/*.ipynb",
-                    "README.zh-CN.md", "notebooks/zh/*.ipynb", "notebooks/zh/solutions/*.ipynb"]
+                    "README.zh-CN.md", "notebooks/zh/*.ipynb", "notebooks/zh/solutions/*.ipynb",
+                    "i18n/zh/glossary.md"]
 exclude_patterns = ["build", ".venv", "node_modules", "**/.ipynb_checkpoints"]
 
 nb_execution_mode = "off"  # stored outputs only
@@ -41,7 +42,7 @@ html_copy_source = False
 ZH_ROOT = "README.zh-CN"
 TOCTREES = {
     root_doc: (("Lessons", "notebooks"), ("Solutions", "notebooks/solutions"), ("中文版", None)),
-    ZH_ROOT: (("课程", "notebooks/zh"), ("习题解答", "notebooks/zh/solutions")),
+    ZH_ROOT: (("课程", "notebooks/zh"), ("习题解答", "notebooks/zh/solutions"), ("术语表", "i18n/zh/glossary.md")),
 }
 
 
@@ -49,8 +50,12 @@ def toctrees(docname: str) -> str:
     """Hidden tables of contents (the sidebar): lessons, solutions, and the Chinese edition's."""
     blocks = []
     for caption, folder in TOCTREES[docname]:
-        docs = ZH_ROOT if folder is None else \
-            "\n".join(f"{folder}/{p.stem}" for p in sorted((ROOT / folder).glob("*.ipynb")))
+        if folder is None:
+            docs = ZH_ROOT
+        elif folder.endswith(".md"):
+            docs = folder.removesuffix(".md")
+        else:
+            docs = "\n".join(f"{folder}/{p.stem}" for p in sorted((ROOT / folder).glob("*.ipynb")))
         blocks.append(f"\n\n```{{toctree}}\n:hidden:\n:caption: {caption}\n\n{docs}\n```\n")
     return "".join(blocks)
 
@@ -73,12 +78,33 @@ def twin(docname: str) -> tuple[str, bool]:
     return ZH_ROOT, False  # search, index: the other language's front page
 
 
+ZH_TITLE = "用 PyTorch 做 GPU 计算"
+
+
+def chinese_navigation(app, context) -> str:
+    """The sidebar of a Chinese page: the Chinese edition's own table of contents, as furo draws
+    the English one (furo builds it from the root document's toctrees: here the zh front page's)."""
+    from furo.navigation import get_navigation_tree
+
+    env = app.env
+    english = env.master_doctree  # Sphinx caches the root document's tree here (a cached_property)
+    env.__dict__["master_doctree"] = env.get_doctree(ZH_ROOT)
+    try:
+        html = context["toctree"](collapse=False, titles_only=True, maxdepth=-1, includehidden=True)
+    finally:
+        env.__dict__["master_doctree"] = english
+    return get_navigation_tree(html)
+
+
 def language_switch(app, pagename, templatename, context, doctree):
     """A switch to the twin page at the top of every page; Chinese pages say they are Chinese."""
     other, chinese = twin(pagename)
     href = app.builder.get_relative_uri(pagename, other)
     if chinese:
         context["language"] = "zh-CN"
+        context["master_doc"] = ZH_ROOT  # the sidebar's title leads to the Chinese front page
+        context["docstitle"] = ZH_TITLE
+        context["furo_navigation_tree"] = chinese_navigation(app, context)
         link = f'<a class="language-switch" href="{href}" lang="en">English</a> · <strong>中文</strong>'
     else:
         link = f'<strong>English</strong> · <a class="language-switch" href="{href}" lang="zh-CN">中文</a>'
@@ -94,5 +120,5 @@ def add_index_page(app, exception):
 
 def setup(app):
     app.connect("source-read", add_toctrees)
-    app.connect("html-page-context", language_switch)
+    app.connect("html-page-context", language_switch, priority=900)  # after furo's own
     app.connect("build-finished", add_index_page)
