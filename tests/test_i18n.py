@@ -156,11 +156,15 @@ def test_relink_points_at_the_zh_twins():
 # --- end to end: an English change fails the checks until it is translated ------------------
 
 def test_changing_an_english_markdown_cell_fails_lint_and_names_the_cell_until_translated(tmp_path):
+    # A repository of one lesson (the tools, its notebooks, their translations): quick to rebuild.
     repo = tmp_path / "repo"
-    for name in ("tools", "notebooks", "i18n"):
-        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("README.md", "README.zh-CN.md", "utils.py"):
-        shutil.copy(ROOT / name, repo / name)
+    shutil.copytree(ROOT / "tools", repo / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("README.md", "README.zh-CN.md", "utils.py", "i18n/zh/README.po", "i18n/zh/glossary.md",
+                 "notebooks/02_tensors_on_devices.ipynb", "notebooks/zh/02_tensors_on_devices.ipynb",
+                 "i18n/zh/02_tensors_on_devices.po"):
+        for rel in (name, name.replace("02_tensors_on_devices.", "solutions/02_tensors_on_devices_solutions.")):
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / rel, repo / rel)
     lesson = repo / "notebooks" / "02_tensors_on_devices.ipynb"
     nb = nbformat.read(lesson, as_version=4)
     cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.id not in i18n.GENERATED_CELLS)

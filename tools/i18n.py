@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import copy
 import difflib
+import functools
 import io
 import posixpath
 import re
@@ -100,8 +101,15 @@ class Comment:
     inline: bool
 
 
+# Lines IPython rewrites: `%magic`, `!shell`, `x = %magic`, `x = !shell`, `obj?`; any other cell is Python as is.
+IPYTHON_SYNTAX = re.compile(r"^\s*[%!]|=\s*[%!][A-Za-z]|\?\s*$", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=4096)
 def python_of(source: str) -> str:
     """The cell as Python: IPython's own transformer rewrites `%magic` and `!shell` lines."""
+    if not IPYTHON_SYNTAX.search(source):
+        return source if source.endswith("\n") or not source else source + "\n"
     from IPython.core.inputtransformer2 import TransformerManager
 
     return TransformerManager().transform_cell(source)
@@ -319,15 +327,20 @@ def glossary() -> list[Term]:
 PROSE_ONLY = re.compile(r"```.*?```|`[^`\n]*`|\]\([^)]*\)|https?://\S+|\$[^$\n]+\$", re.DOTALL)
 
 
+@functools.lru_cache(maxsize=8)
+def term_patterns(terms: tuple[Term, ...]) -> list[tuple[re.Pattern, Term]]:
+    """Each English form as a pattern, longest first: a word, not part of a name in code
+    (model.to(...), model_dir, --device); plurals count."""
+    forms = sorted(((f, t) for t in terms for f in t.english), key=lambda ft: -len(ft[0]))
+    return [(re.compile(r"(?<![\w.-])" + re.escape(f) + r"(?:s|es)?(?![\w-]|\.\w|\()"), t) for f, t in forms]
+
+
 def glossary_misses(msgid: str, msgstr: str, terms: list[Term]) -> list[str]:
     """Glossary terms in the English prose (code, links and formulas aside) whose listed Chinese
     is missing from the translation. Longer terms first: 'GPU memory' hides 'memory'."""
     prose = PROSE_ONLY.sub(" ", msgid).lower()
     missing = []
-    forms = sorted(((f, t) for t in terms for f in t.english), key=lambda ft: -len(ft[0]))
-    for form, term in forms:
-        # a word, not part of a name in code (model.to(...), model_dir, --device)
-        pattern = re.compile(r"(?<![\w.-])" + re.escape(form) + r"(?:s|es)?(?![\w-]|\.\w|\()")
+    for pattern, term in term_patterns(tuple(terms)):
         if pattern.search(prose):
             prose = pattern.sub(" ", prose)
             if term.chinese not in msgstr and term not in missing:
