@@ -71,6 +71,8 @@ def twin(docname: str) -> tuple[str, bool]:
         return ZH_ROOT, False
     if docname == ZH_ROOT:
         return root_doc, True
+    if docname.startswith("i18n/zh/"):  # the glossary: bilingual, listed in the Chinese sidebar
+        return root_doc, True
     if docname.startswith("notebooks/zh/"):
         return "notebooks/" + docname.removeprefix("notebooks/zh/"), True
     if docname.startswith("notebooks/"):

@@ -143,19 +143,72 @@ def test_merge_keeps_translations_and_flags_changed_english_as_stale_with_the_ol
     assert problems[0].startswith("x.po [a] (markdown cell): stale") and problems[1].endswith("not translated")
 
 
-def test_relink_points_at_the_zh_twins():
+def test_relink_points_at_the_zh_twins_and_their_translated_headings():
     en = i18n.NOTEBOOKS / "00_check_your_setup.ipynb"
     zh = i18n.zh_path(en)
+    anchors = {i18n.README_ZH: {"lessons": "课程"}}
     text = "[next](01_devices.ipynb), [home](../README.md#lessons), [py](https://x.org/a.py), [s](#top)"
-    assert i18n.relink(text, en, zh) == ("[next](01_devices.ipynb), [home](../../README.zh-CN.md#lessons),"
-                                         " [py](https://x.org/a.py), [s](#top)")
+    assert i18n.relink(text, en, zh, anchors) == ("[next](01_devices.ipynb), [home](../../README.zh-CN.md#课程),"
+                                                  " [py](https://x.org/a.py), [s](#top)")
     assert i18n.relink("[u](utils.py) [l](notebooks/01_devices.ipynb)", i18n.README, i18n.README_ZH) == \
         "[u](utils.py) [l](notebooks/zh/01_devices.ipynb)"
+    # titles, reference definitions and HTML are links too; code and formulas are not
+    text = ('[t](../utils.py "helpers") `net[0](x)` $f[x](t)$\n```python\ny = m[0](inputs)\n```\n'
+            '[ref]: 01_devices.ipynb\n<img src="../utils.py">')
+    assert i18n.relink(text, en, zh) == ('[t](../../utils.py "helpers") `net[0](x)` $f[x](t)$\n```python\n'
+                                         'y = m[0](inputs)\n```\n[ref]: 01_devices.ipynb\n<img src="../../utils.py">')
+    assert i18n.heading_anchors("## Lessons\n\n## Two commands", "## 课程\n\n## 两条命令") == \
+        {"lessons": "课程", "two-commands": "两条命令"}
+
+
+def test_comments_are_found_in_their_own_rows_after_ipython_lines_and_directives_survive():
+    cell = "!pip install -q \\\n    torchvision\n# check the version\nimport torchvision  # the models\n"
+    assert [(c.rows, c.text) for c in i18n.comments(cell)] == [((2,), "check the version"), ((3,), "the models")]
+    cell = "import json  # kept for the exercise  # noqa: F401\n# pragmatic choice\n#\n"
+    found = i18n.comments(cell)
+    assert [(c.text, c.suffix) for c in found] == [("kept for the exercise", "  # noqa: F401"),
+                                                    ("pragmatic choice", "")]
+    zh = i18n.translate_comments(cell, lambda c: "留给练习" if c.suffix else "务实的选择")
+    assert zh == "import json  # 留给练习  # noqa: F401\n# 务实的选择\n#\n"
+    assert i18n.code_without_comments(zh) == i18n.code_without_comments(cell)
+    assert i18n.code_without_comments(zh.replace("F401", "E501")) != i18n.code_without_comments(cell)
+    assert i18n.stranded_comments("%timeit f()  # time it\nx = 1  # fine\n") == [0]
+    with pytest.raises(ValueError, match="cell broken: Python's tokenizer cannot read it"):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell("model = nn.Sequential(\n    # your layers here\n")]
+        nb.cells[0].id = "broken"
+        i18n.notebook_units(nb, None)
+
+
+def test_merge_follows_moved_cells_undone_changes_and_drops_old_glossary_exemptions():
+    old = polib.POFile()
+    old.append(polib.POEntry(msgctxt="a", msgid="Text A.", msgstr="甲。"))
+    old.append(polib.POEntry(msgctxt="b", msgid="Text B.", msgstr="乙。"))
+    old.append(polib.POEntry(msgctxt="c", msgid="The GPU model.", msgstr="GPU 型号。",
+                             tcomment="glossary-skip: model (a GPU's model)"))
+    old.append(polib.POEntry(msgctxt="d", msgid="New.", msgstr="旧。", flags=["fuzzy"], previous_msgid="New."))
+    new = i18n.merge(old, [i18n.Unit("a", "Text B.", "markdown"), i18n.Unit("b", "Text A.", "markdown"),
+                           i18n.Unit("c", "Train the model.", "markdown"), i18n.Unit("d", "New.", "markdown")])
+    a, b, c, d = new
+    assert (a.msgstr, a.flags, b.msgstr, b.flags) == ("乙。", [], "甲。", [])  # swapped ids: nothing lost
+    assert c.flags == ["fuzzy"] and not c.tcomment  # the exemption was for the old sentence
+    assert d.flags == [] and d.previous_msgid is None  # the English change was undone
+
+
+def test_keys_name_one_english_text():
+    po = polib.POFile()
+    for text in ("load the data", "free the cache"):
+        po.append(polib.POEntry(msgctxt="c", msgid=text, msgstr=""))
+    po.append(polib.POEntry(msgctxt="m", msgid="A cell.", msgstr=""))
+    keys = [k for k, _ in i18n.keyed(po)]
+    assert keys[2] == "m" and keys[0].startswith("c/") and len(set(keys)) == 3
+    po.insert(1, polib.POEntry(msgctxt="c", msgid="time one step", msgstr=""))
+    assert dict(i18n.keyed(po))[keys[1]].msgid == "free the cache"  # an old key still means its text
 
 
 # --- end to end: an English change fails the checks until it is translated ------------------
 
-def test_changing_an_english_markdown_cell_fails_lint_and_names_the_cell_until_translated(tmp_path):
+def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_translated(tmp_path):
     # A repository of one lesson (the tools, its notebooks, their translations): quick to rebuild.
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "tools", repo / "tools", ignore=shutil.ignore_patterns("__pycache__"))
@@ -169,24 +222,34 @@ def test_changing_an_english_markdown_cell_fails_lint_and_names_the_cell_until_t
     nb = nbformat.read(lesson, as_version=4)
     cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.id not in i18n.GENERATED_CELLS)
     cell.source += "\n\nOne more sentence about tensors."
+    code = next(c for c in nb.cells if c.cell_type == "code" and i18n.comments(c.source) and c.id != "setup")
+    comment = i18n.comments(code.source)[0]
+    code.source = code.source.replace(comment.text.split("\n")[0], "Where does the tensor live now?", 1)
     lesson.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    (repo / "notebooks/zh/99_gone.ipynb").write_text("{}")  # left behind by a removed lesson
 
     def run(*args, stdin=None):
         return subprocess.run([sys.executable, "-m", *args], cwd=repo, capture_output=True, text=True, input=stdin)
 
-    check = run("tools.sync_notebooks", "--check")  # as `make lint`: the .po file is out of date
-    assert check.returncode == 1 and "i18n/zh/02_tensors_on_devices.po" in check.stdout
-    assert run("tools.sync_notebooks").returncode == 0  # `make sync` rewrites, and says what is stale
-    check = run("tools.sync_notebooks", "--check")
+    check = run("tools.sync_notebooks", "--check")  # as `make lint` and `make test`
     assert check.returncode == 1
     assert f"i18n/zh/02_tensors_on_devices.po [{cell.id}] (markdown cell): stale" in check.stdout
+    assert f"i18n/zh/02_tensors_on_devices.po [{code.id}" in check.stdout
+    assert "notebooks/zh/99_gone.ipynb: no English notebook has it" in check.stdout
+    todo = run("tools.i18n", "todo", "i18n/zh/02_tensors_on_devices.po").stdout  # merged with the new English
+    keys = [line.split()[1] for line in todo.splitlines() if line.startswith("=== ")]
+    assert keys[0] == cell.id and keys[1].startswith(code.id) and len(keys) == 2, todo
+    assert "--- English before the change:" in todo and "Where does the tensor live now?" in todo
     po = polib.pofile(str(repo / "i18n/zh/02_tensors_on_devices.po"))
-    stale = next(e for e in po if e.msgctxt == cell.id)
-    assert "fuzzy" in stale.flags and stale.previous_msgid and stale.msgid == cell.source
-    new = stale.msgstr + "\n\n再补充一句关于张量的话。"
-    assert run("tools.i18n", "set", "i18n/zh/02_tensors_on_devices.po", cell.id, stdin=new).returncode == 0
-    assert run("tools.sync_notebooks").returncode == 0
+    old = next(e for e in po if e.msgctxt == cell.id).msgstr
+    po_file = "i18n/zh/02_tensors_on_devices.po"
+    assert run("tools.i18n", "set", po_file, cell.id, stdin=old + "\n\n再补充一句关于张量的话。").returncode == 0
+    unchanged = run("tools.i18n", "set", po_file, keys[1], stdin="Where does the tensor live now?")
+    assert unchanged.returncode == 1 and "no Chinese" in unchanged.stdout  # English is not a translation
+    assert run("tools.i18n", "set", po_file, keys[1], stdin="张量现在在哪里？").returncode == 0
+    sync = run("tools.sync_notebooks")
+    assert sync.returncode == 0 and "notebooks/zh/99_gone.ipynb (removed)" in sync.stdout
     check = run("tools.sync_notebooks", "--check")
     assert check.returncode == 0, check.stdout
-    zh = nbformat.read(repo / "notebooks/zh/02_tensors_on_devices.ipynb", as_version=4)
-    assert next(c for c in zh.cells if c.id == cell.id).source.endswith("再补充一句关于张量的话。")
+    zh = {c.id: c for c in nbformat.read(repo / "notebooks/zh/02_tensors_on_devices.ipynb", as_version=4).cells}
+    assert zh[cell.id].source.endswith("再补充一句关于张量的话。") and "# 张量现在在哪里？" in zh[code.id].source

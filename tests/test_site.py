@@ -108,7 +108,7 @@ def test_page_loads_without_errors_and_its_links_and_images_resolve(page, server
     # Every page switches language: to its twin (a lesson, the README) or the other front page.
     switch = page.eval_on_selector_all("a.language-switch", "els => els.map(e => e.getAttribute('href'))")
     assert len(switch) == 1, f"{path}: no language switch"
-    chinese = path.startswith("notebooks/zh/") or path == "README.zh-CN.html"
+    chinese = path.startswith(("notebooks/zh/", "i18n/zh/")) or path == "README.zh-CN.html"
     assert page.get_attribute("html", "lang") == ("zh-CN" if chinese else "en")
     if path.startswith("notebooks/"):
         twin = path.replace("zh/", "", 1) if chinese else path.replace("notebooks/", "notebooks/zh/", 1)

@@ -38,6 +38,7 @@ import argparse
 import copy
 import difflib
 import functools
+import hashlib
 import io
 import posixpath
 import re
@@ -67,7 +68,12 @@ SWITCH_EN = "**[中文版](README.zh-CN.md)**"
 SWITCH_ZH = "**[English](README.md)**"
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Comments a tool reads: kept exactly as written in both editions.
-DIRECTIVE = re.compile(r"^#\s*(@save|@title|@param|@markdown|noqa|type:|fmt:|pragma|ruff:|isort:|pyright:)|^#!")
+DIRECTIVE = re.compile(r"^#\s*(@save\b|@title\b|@param\b|@markdown\b|noqa\b|type:\s*ignore\b|fmt:\s*(on|off|skip)\b"
+                       r"|pragma:|ruff:\s*noqa\b|isort:|pyright:)|^#!")
+# ... and one at the end of an ordinary comment (a noqa after the prose) is kept as it is, the prose translated.
+TRAILING_DIRECTIVE = re.compile(r"\s+(#\s*(noqa\b|type:\s*ignore\b|fmt:\s*skip\b|pragma:|pyright:).*)$")
+# Lines that are IPython, not Python (`%magic`, `!shell`, `x = !shell`), and their `\\` continuations.
+MAGIC_LINE = re.compile(r"^\s*[%!]|^[^#'\"]*=\s*[%!][A-Za-z]")
 HEADER_METADATA = {
     "Project-Id-Version": "gpu-lessons",
     "Language": LANG,
@@ -99,6 +105,7 @@ class Comment:
     col: int
     text: str  # without the '#' and the space after it; lines joined by '\n'
     inline: bool
+    suffix: str = ""  # a trailing directive (a noqa, say), kept as it is
 
 
 # Lines IPython rewrites: `%magic`, `!shell`, `x = %magic`, `x = !shell`, `obj?`; any other cell is Python as is.
@@ -115,24 +122,45 @@ def python_of(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
-def comment_tokens(source: str) -> list[tuple[int, int, str]]:
-    """(row, col, text) of every comment token the tokenizer finds, mapped to the cell's own lines.
+def magic_rows(source: str) -> set[int]:
+    """Rows (0-based) that are IPython syntax: `%magic`/`!shell` lines and their continuations.
+    A whole cell magic (`%%time`, `%%writefile`) is not Python at all: every row."""
+    lines = source.split("\n")
+    if source.lstrip().startswith("%%"):
+        return set(range(len(lines)))
+    rows, continuing = set(), False
+    for i, line in enumerate(lines):
+        if continuing or MAGIC_LINE.match(line):
+            rows.add(i)
+            continuing = line.rstrip().endswith("\\")
+    return rows
 
-    A comment inside a `%magic` line belongs to the magic's argument, not to Python: not one.
+
+def stranded_comments(source: str) -> list[int]:
+    """Rows of IPython-syntax lines holding a `#`: such a comment is the magic's text, not Python's,
+    so it cannot be translated; the check asks for it on a line of its own."""
+    lines = source.split("\n")
+    return [r for r in sorted(magic_rows(source)) if "#" in lines[r]]
+
+
+def comment_tokens(source: str) -> list[tuple[int, int, str]]:
+    """(row, col, text) of every comment token the tokenizer finds, in the cell's own rows.
+
+    IPython-syntax lines are blanked first (same number of lines), so rows are never shifted by
+    IPython's rewriting (a `\\` continuation joins lines there). Comments inside string literals
+    (a script the lesson writes to a file) are data, not comments: they stay as written.
     """
-    lines = source.splitlines()
+    lines = source.split("\n")
+    masked = "\n".join("" if i in magic_rows(source) else line for i, line in enumerate(lines))
     found = []
-    for tok in tokenize.generate_tokens(io.StringIO(python_of(source)).readline):
-        if tok.type != tokenize.COMMENT:
-            continue
-        row, col = tok.start[0] - 1, tok.start[1]
-        if row < len(lines) and lines[row][col:] == tok.string:
-            found.append((row, col, tok.string))
+    for tok in tokenize.generate_tokens(io.StringIO(masked).readline):
+        if tok.type == tokenize.COMMENT:
+            found.append((tok.start[0] - 1, tok.start[1], tok.string))
     return found
 
 
 def comments(source: str) -> list[Comment]:
-    lines = source.splitlines()
+    lines = source.split("\n")
     out: list[Comment] = []
     block: list[tuple[int, int, str]] = []
 
@@ -145,10 +173,16 @@ def comments(source: str) -> list[Comment]:
         if DIRECTIVE.match(tok):
             flush()
             continue
+        suffix = ""
+        if m := TRAILING_DIRECTIVE.search(tok):
+            tok, suffix = tok[:m.start()], tok[m.start():]
         text = tok[1:][1:] if tok[1:].startswith(" ") else tok[1:]
-        if lines[row][:col].strip():  # code before it: an end-of-line comment
+        if not text.strip():  # a bare '#': nothing to translate
             flush()
-            out.append(Comment((row,), col, text, True))
+            continue
+        if lines[row][:col].strip() or suffix:  # code before it, or a directive after it: a unit alone
+            flush()
+            out.append(Comment((row,), col, text, bool(lines[row][:col].strip()), suffix))
         elif block and block[-1][0] == row - 1 and block[-1][1] == col:
             block.append((row, col, text))
         else:
@@ -160,22 +194,24 @@ def comments(source: str) -> list[Comment]:
 
 def translate_comments(source: str, lookup) -> str:
     """The cell with each comment replaced by lookup(comment) (a str, possibly several lines)."""
-    lines = source.splitlines()
+    lines = source.split("\n")
     replaced: dict[int, list[str]] = {}
     for c in comments(source):
         text = lookup(c)
         if c.inline:
             line = lines[c.rows[0]]
-            replaced[c.rows[0]] = [line[:c.col] + ("# " + text if text else "#")]
+            replaced[c.rows[0]] = [line[:c.col] + ("# " + text if text else "#") + c.suffix]
         else:
-            new = [" " * c.col + ("# " + t if t else "#") for t in text.split("\n")]
+            indent = lines[c.rows[0]][:c.col]  # as written: spaces or tabs
+            new = [indent + ("# " + t if t else "#") for t in text.split("\n")]
+            new[-1] += c.suffix
             replaced[c.rows[0]] = new
             for r in c.rows[1:]:
                 replaced[r] = []
     out = []
     for i, line in enumerate(lines):
         out.extend(replaced.get(i, [line]))
-    return "\n".join(out) + ("\n" if source.endswith("\n") else "")
+    return "\n".join(out)
 
 
 def code_without_comments(source: str) -> list[tuple[int, str]]:
@@ -183,8 +219,16 @@ def code_without_comments(source: str) -> list[tuple[int, str]]:
 
     Directive comments stay (they must be identical in both editions).
     """
-    return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(python_of(source)).readline)
-            if t.type != tokenize.NL and not (t.type == tokenize.COMMENT and not DIRECTIVE.match(t.string))]
+    out = []
+    for t in tokenize.generate_tokens(io.StringIO(python_of(source)).readline):
+        if t.type == tokenize.NL:
+            continue
+        if t.type == tokenize.COMMENT and not DIRECTIVE.match(t.string):
+            if m := TRAILING_DIRECTIVE.search(t.string):
+                out.append((t.type, m.group(1)))
+            continue
+        out.append((t.type, t.string))
+    return out
 
 
 # --- units: what a file has to translate ---------------------------------------------------
@@ -204,20 +248,29 @@ def notebook_units(nb: nbformat.NotebookNode, lesson: Lesson | None) -> list[Uni
     for cell in nb.cells:
         if cell.get("id") in GENERATED_CELLS:
             continue
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and cell.source.strip():
             units.append(Unit(cell.id, cell.source, "markdown"))
         elif cell.cell_type == "code":
-            for c in comments(cell.source):
+            try:
+                found = comments(cell.source)
+            except (tokenize.TokenError, SyntaxError) as err:
+                raise ValueError(f"cell {cell.id}: Python's tokenizer cannot read it ({err}); fix the cell") from None
+            for c in found:
                 units.append(Unit(cell.id, c.text, "comment-inline" if c.inline else "comment"))
     return dedupe(units)
 
 
 def dedupe(units: list[Unit]) -> list[Unit]:
-    seen, out = set(), []
+    """One unit per (cell, text); where the text is also an end-of-line comment, it must stay one line."""
+    seen: dict[tuple[str, str], int] = {}
+    out: list[Unit] = []
     for u in units:
-        if (u.ctx, u.msgid) not in seen:
-            seen.add((u.ctx, u.msgid))
+        key = (u.ctx, u.msgid)
+        if key not in seen:
+            seen[key] = len(out)
             out.append(u)
+        elif u.kind == "comment-inline":
+            out[seen[key]] = u
     return out
 
 
@@ -277,6 +330,8 @@ def merge(old: polib.POFile, units: list[Unit]) -> polib.POFile:
     as previous msgid: the translator sees exactly what changed, and the checks fail until done.
     """
     exact = {(e.msgctxt, e.msgid): e for e in old if not e.obsolete}
+    # The same English elsewhere (a cell whose id changed, a comment repeated): the same translation.
+    same_text = {e.msgid: e for e in old if not e.obsolete and e.msgstr and "fuzzy" not in e.flags}
     wanted = {(u.ctx, u.msgid) for u in units}
     leftovers: dict[str, list[polib.POEntry]] = {}
     for e in old:
@@ -290,6 +345,12 @@ def merge(old: polib.POFile, units: list[Unit]) -> polib.POFile:
             e = exact[(u.ctx, u.msgid)]
             entry.msgstr, entry.flags = e.msgstr, list(e.flags)
             entry.previous_msgid, entry.tcomment = e.previous_msgid, e.tcomment
+            if "fuzzy" in entry.flags and entry.previous_msgid == u.msgid:  # the English change was undone
+                entry.flags.remove("fuzzy")
+                entry.previous_msgid = None
+        elif u.msgid in same_text:
+            e = same_text[u.msgid]
+            entry.msgstr, entry.flags, entry.tcomment = e.msgstr, list(e.flags), e.tcomment
         elif leftovers.get(u.ctx):
             candidates = leftovers[u.ctx]
             best = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, u.msgid).ratio())
@@ -300,7 +361,8 @@ def merge(old: polib.POFile, units: list[Unit]) -> polib.POFile:
                 entry.flags = ["fuzzy"] + [f for f in best.flags if f not in ("fuzzy", "verbatim")]
                 entry.previous_msgid = best.previous_msgid if "fuzzy" in best.flags and best.previous_msgid \
                     else best.msgid
-                entry.tcomment = best.tcomment
+                # a glossary exemption was for the old sentence: the new one is checked in full
+                entry.tcomment = None
         new.append(entry)
     return new
 
@@ -383,15 +445,15 @@ def po_problems(po: polib.POFile, where: str, terms: list[Term]) -> list[str]:
 
 
 def keyed(po: polib.POFile) -> list[tuple[str, polib.POEntry]]:
-    """Entries with their keys: the msgctxt (the cell id), `/2`, `/3` ... for its later entries."""
-    seen: dict[str, int] = {}
-    out = []
-    for e in po:
-        if e.obsolete:
-            continue
-        seen[e.msgctxt] = seen.get(e.msgctxt, 0) + 1
-        out.append((e.msgctxt + (f"/{seen[e.msgctxt]}" if seen[e.msgctxt] > 1 else ""), e))
-    return out
+    """Entries with their keys: the msgctxt (the cell id) where the cell has one entry, else the
+    cell id and a short hash of the English (`loop-07/3fa2c1`): a key names one English text, so
+    a key listed before the English changed can never set another entry's translation."""
+    entries = [e for e in po if not e.obsolete]
+    count: dict[str, int] = {}
+    for e in entries:
+        count[e.msgctxt] = count.get(e.msgctxt, 0) + 1
+    return [(e.msgctxt if count[e.msgctxt] == 1 else f"{e.msgctxt}/{hashlib.sha1(e.msgid.encode()).hexdigest()[:6]}",
+             e) for e in entries]
 
 
 # --- building the zh files -------------------------------------------------------------------
@@ -413,12 +475,27 @@ class Catalog:
 UNTRANSLATED = "> **待翻译 (not yet translated)** — `make sync` found no Chinese for this cell:\n\n"
 
 
-def relink(text: str, english_file: Path, zh_file: Path) -> str:
-    """Relative links of English text, pointed from the zh file at the zh twin where there is one."""
-    def fix(m):
-        target = m.group(2)
-        if re.match(r"^[a-z][a-z0-9+.-]*:|^#|^/", target):
-            return m.group(0)
+# Code spans, fenced code and formulas: never links, never rewritten.
+NOT_LINKS = re.compile(r"```.*?```|`[^`\n]*`|\$[^$\n]+\$", re.DOTALL)
+LINK_TARGETS = (
+    re.compile(r"(\]\s?\()([^)\s<>]+)((?:\s+\"[^\"]*\")?\))"),  # [text](target "title")
+    re.compile(r"(^\s{0,3}\[[^\]]+\]:\s*)(\S+)()", re.MULTILINE),  # [label]: target
+    re.compile(r"(\b(?:href|src)=\")([^\"]+)(\")"),  # HTML
+)
+
+
+def relink(text: str, english_file: Path, zh_file: Path, anchors: dict | None = None) -> str:
+    """Relative links of English text, pointed from the zh file at the zh twin where there is one.
+
+    ``anchors`` maps a zh file to {English heading anchor: zh heading anchor} (the zh README's).
+    """
+    anchors = anchors or {}
+
+    def retarget(target: str) -> str:
+        if target.startswith("#"):  # a heading of this very page, translated
+            return "#" + anchors.get(zh_file, {}).get(target[1:], target[1:])
+        if re.match(r"^[a-z][a-z0-9+.-]*:|^/", target):
+            return target
         path, hash_, anchor = target.partition("#")
         resolved = (english_file.parent / path).resolve()
         try:
@@ -427,29 +504,41 @@ def relink(text: str, english_file: Path, zh_file: Path) -> str:
             rel_to_notebooks = None
         if resolved == README:
             resolved = README_ZH
-            anchor = README_ANCHORS.get(anchor, anchor)
-        elif rel_to_notebooks is not None and resolved.suffix == ".ipynb" and not rel_to_notebooks.parts[0] == "zh":
+        elif rel_to_notebooks is not None and resolved.suffix == ".ipynb" and rel_to_notebooks.parts[0] != "zh":
             resolved = ZH / rel_to_notebooks
-        new = posixpath.relpath(resolved.as_posix(), zh_file.parent.as_posix())
-        return f"{m.group(1)}({new}{hash_}{anchor})"
+        anchor = anchors.get(resolved, {}).get(anchor, anchor)
+        return posixpath.relpath(resolved.as_posix(), zh_file.parent.as_posix()) + hash_ + anchor
 
-    return re.sub(r"(\]|\]\s)\(([^)\s]+)\)", fix, text)
+    def prose(part: str) -> str:
+        for pattern in LINK_TARGETS:
+            part = pattern.sub(lambda m: m.group(1) + retarget(m.group(2)) + m.group(3), part)
+        return part
+
+    pieces, last = [], 0
+    for m in NOT_LINKS.finditer(text):
+        pieces += [prose(text[last:m.start()]), m.group(0)]
+        last = m.end()
+    return "".join([*pieces, prose(text[last:])])
 
 
-# Anchors of README.md that generated links use, and the zh README's HTML anchors for them.
-README_ANCHORS = {"lessons": "lessons"}
+def heading_anchors(english: str, chinese: str) -> dict[str, str]:
+    """{anchor of an English heading: anchor of the zh heading in its place}, headings paired in order."""
+    def heads(text):
+        return [slug(line.lstrip("#")) for line in NOT_LINKS.sub("", text).split("\n") if re.match(r"#{1,6} ", line)]
+
+    return dict(zip(heads(english), heads(chinese), strict=False))
 
 
 def translated_notebook(english: nbformat.NotebookNode, english_file: Path, catalog: Catalog,
-                        generated: dict[str, str]) -> nbformat.NotebookNode:
+                        generated: dict[str, str], anchors: dict | None = None) -> nbformat.NotebookNode:
     zh = copy.deepcopy(english)
     target = zh_path(english_file)
     for cell in zh.cells:
         if cell.get("id") in GENERATED_CELLS:
             cell.source = generated[cell.id]
         elif cell.cell_type == "markdown":
-            text = catalog.get(cell.id, cell.source)
-            cell.source = relink(text, english_file, target) if text else UNTRANSLATED + cell.source
+            text = catalog.get(cell.id, cell.source) or (UNTRANSLATED + cell.source if cell.source.strip() else "")
+            cell.source = relink(text, english_file, target, anchors)
         elif cell.cell_type == "code":
             cell.source = translate_comments(cell.source,
                                              lambda c, cid=cell.id: catalog.get(cid, c.text) or c.text)
@@ -464,6 +553,9 @@ def code_mismatches(english: nbformat.NotebookNode, zh: nbformat.NotebookNode, w
     for en, cell in zip(english.cells, zh.cells, strict=True):
         if cell.cell_type != "code" or cell.id == "setup":
             continue
+        for row in stranded_comments(en.source):
+            out.append(f"{where} [{cell.id}]: line {row + 1} has a comment on an IPython line (%, !), which cannot"
+                       " be translated: put the comment on a line of its own in the English notebook")
         if code_without_comments(en.source) != code_without_comments(cell.source):
             out.append(f"{where} [{cell.id}]: the code differs from the English cell's (comments aside)")
         if en.get("outputs") != cell.get("outputs"):
@@ -491,6 +583,15 @@ def show(entry: polib.POEntry, key: str) -> str:
     return "\n".join(lines)
 
 
+def current(path: Path) -> polib.POFile:
+    """The translation file as `make sync` would write it now: merged with the current English, so
+    `todo` shows what an English edit made stale and `set` never writes to an outdated entry."""
+    from tools import sync_notebooks
+
+    text = sync_notebooks.build()[0].get(path.resolve())
+    return polib.pofile(text, wrapwidth=0) if text is not None else load(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Translation files of the Chinese edition")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -515,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         found = sync_notebooks.translation_problems()
         print("\n".join(found) if found else "the Chinese edition is complete and in step")
         return 1 if found else 0
-    po = load(args.po)
+    po = current(args.po)
     terms = glossary()
     if args.command == "todo":
         for key, entry in keyed(po):
@@ -535,8 +636,9 @@ def main(argv: list[str] | None = None) -> int:
         entry.tcomment = "\n".join(f"glossary-skip: {t}" for t in args.skip_term)
     args.po.write_text(po_text(po), encoding="utf-8")
     problems = entry_problems(entry, terms)
-    print(f"{args.key}: " + ("; ".join(problems) if problems else "ok"))
-    return 0
+    english = entry.msgid.split("\n", 1)[0]
+    print(f"{args.key} ({english[:60]}{'...' if len(english) > 60 else ''}): " + ("; ".join(problems) or "ok"))
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
