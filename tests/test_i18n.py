@@ -129,6 +129,13 @@ def test_entry_checks_untranslated_unchanged_english_verbatim_and_one_line_comme
                                                       terms))
 
 
+def test_code_in_markdown_must_survive_translation():
+    english = "Call `x.to(device)` first:\n```bash\nmake run  # every lesson\n```"
+    assert i18n.code_lost(english, "先调用 `x.to(device)`：\n```bash\nmake run  # 每一课\n```") == []
+    assert i18n.code_lost(english, "先调用 `x.cuda()`：\n```bash\nmake test  # 每一课\n```") == [
+        "code missing or changed: `x.to(device)`", "a fenced code block differs from the English (comments aside)"]
+
+
 def test_merge_keeps_translations_and_flags_changed_english_as_stale_with_the_old_text():
     old = polib.POFile()
     old.append(polib.POEntry(msgctxt="a", msgid="Old text.", msgstr="旧文本。"))

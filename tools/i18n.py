@@ -415,6 +415,30 @@ def skipped_terms(entry: polib.POEntry) -> set[str]:
     return {m.group(1).strip().lower() for m in re.finditer(r"glossary-skip:\s*([^(\n]+)", entry.tcomment or "")}
 
 
+FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_lost(english: str, chinese: str) -> list[str]:
+    """Code of the English that the translation dropped or changed: every inline code span, and every
+    fenced block with a language (compared as tokens, comments aside: they may be translated)."""
+    out = []
+    spans = set(CODE_SPAN.findall(FENCE.sub(" ", chinese)))
+    missing = [c for c in dict.fromkeys(CODE_SPAN.findall(FENCE.sub(" ", english))) if c not in spans]
+    if missing:
+        out.append("code missing or changed: " + ", ".join(f"`{c}`" for c in missing[:3]))
+
+    def blocks(text):
+        return [code_without_comments(body) for lang, body in FENCE.findall(text) if lang]
+
+    try:
+        if blocks(english) != blocks(chinese):
+            out.append("a fenced code block differs from the English (comments aside)")
+    except (tokenize.TokenError, SyntaxError):
+        out.append("a fenced code block cannot be read as the English one")
+    return out
+
+
 def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
     kind = entry.comment or ""
     if not entry.msgstr.strip():
@@ -431,6 +455,7 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
         out.append("no Chinese in the translation (flag it verbatim if it is pure code or a formula)")
     if kind.startswith("end-of-line") and "\n" in entry.msgstr:
         out.append("an end-of-line comment must stay one line")
+    out += code_lost(entry.msgid, entry.msgstr)
     skip = skipped_terms(entry)
     out += [m for m in glossary_misses(entry.msgid, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
     return out
