@@ -484,17 +484,13 @@ def keyed(po: polib.POFile) -> list[tuple[str, polib.POEntry]]:
 # --- building the zh files -------------------------------------------------------------------
 
 class Catalog:
-    """Looks translations up; records what it could not translate properly."""
+    """A translation file's translations, looked up by cell and English text ("" where there is none)."""
 
-    def __init__(self, po: polib.POFile, where: str):
-        self.by_key = {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
-        self.where = where
+    def __init__(self, po: polib.POFile):
+        self.by_key = {(e.msgctxt, e.msgid): e.msgstr for e in po if not e.obsolete and e.msgstr.strip()}
 
     def get(self, ctx: str, msgid: str) -> str:
-        e = self.by_key.get((ctx, msgid))
-        if e is None or not e.msgstr.strip():
-            return ""
-        return e.msgstr
+        return self.by_key.get((ctx, msgid), "")
 
 
 UNTRANSLATED = "> **待翻译 (not yet translated)** — `make sync` found no Chinese for this cell:\n\n"
