@@ -38,6 +38,7 @@ __all__ = [
     "DigitsDataset",
     "StepTimes",
     "autocast_dtype",
+    "checked_device",
     "copy_bandwidth_gbps",
     "ddp_backend",
     "digits_mlp",
@@ -673,7 +674,7 @@ def memory_stats(device: torch.device | str) -> dict[str, int | None] | None:
 
     Raises ``TypeError`` or ``ValueError`` if ``device`` is not a device.
     """
-    device = _memory_device(device)
+    device = checked_device(device)
     if device.type == "cuda":
         counters = torch.accelerator if hasattr(getattr(torch, "accelerator", None), "memory_allocated") else torch.cuda
         return {
@@ -697,7 +698,7 @@ def memory_stats(device: torch.device | str) -> dict[str, int | None] | None:
 
 def reset_peak_memory(device: torch.device | str) -> None:
     """Start the peak counters of ``device`` afresh (CUDA); elsewhere there are none, so nothing."""
-    device = _memory_device(device)
+    device = checked_device(device)
     if device.type == "cuda":
         if hasattr(getattr(torch, "accelerator", None), "reset_peak_memory_stats"):
             torch.accelerator.reset_peak_memory_stats(device)
@@ -705,16 +706,25 @@ def reset_peak_memory(device: torch.device | str) -> None:
             torch.cuda.reset_peak_memory_stats(device)
 
 
-def _memory_device(device: torch.device | str) -> torch.device:
-    """``device`` as a ``torch.device``; a clear error for anything that is not one."""
-    if isinstance(device, torch.device):
-        return device
-    if isinstance(device, str):
-        try:
-            return torch.device(device)
-        except RuntimeError:
-            raise ValueError(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')") from None
-    raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+def checked_device(device: torch.device | str, *, exists: bool = False) -> torch.device:
+    """Return ``device`` as a ``torch.device``: a ``torch.device`` as it is, a name such as ``'cuda:0'`` parsed.
+
+    Raises ``TypeError`` if ``device`` is neither, and ``ValueError`` if the name names no device or,
+    with ``exists=True``, if it names a CUDA GPU or an Apple GPU (MPS) that this machine lacks.
+    """
+    if not isinstance(device, (torch.device, str)):
+        raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+    try:
+        device = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')") from None
+    if exists and device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= count:
+            raise ValueError(f"{device} does not exist: this machine has {count} CUDA GPU(s)")
+    if exists and device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("mps does not exist: this machine has no Apple GPU that PyTorch can use")
+    return device
 
 
 def _positive_int(value: object, name: str) -> int:
@@ -735,7 +745,7 @@ def release_cached_memory(device: torch.device | str) -> None:
     garbage collection: PyTorch keeps no cache of main memory. Tensors you still reference
     are never freed; the cache only returns memory no tensor uses.
     """
-    device = _memory_device(device)
+    device = checked_device(device)
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -792,7 +802,7 @@ class limited_memory:  # a class, used like a function: `with limited_memory(dev
     """
 
     def __init__(self, device: torch.device | str, extra_bytes: int) -> None:
-        self.device = _memory_device(device)
+        self.device = checked_device(device)
         self.extra_bytes = _positive_int(extra_bytes, "extra_bytes")
         self.before: float | None = None
 
@@ -879,7 +889,7 @@ def _check_batch_search(step: object, start: object, device: object, budget_byte
     _positive_int(start, "start")
     if budget_bytes is not None:
         _positive_int(budget_bytes, "budget_bytes")
-    device = _memory_device(device)
+    device = checked_device(device)
     if device.type not in ("cuda", "mps") and budget_bytes is None:
         raise ValueError(f"on {device} pass budget_bytes: nothing there refuses an allocation in time, "
                          "so the helper never probes real memory")
@@ -912,20 +922,10 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
     Raises ``TypeError`` if ``device`` is not a ``torch.device`` or a string, and ``ValueError``
     if the string names no device or the device is a CUDA GPU or MPS that this machine lacks.
     """
-    if not isinstance(device, (torch.device, str)):
-        raise TypeError(f"device must be a torch.device or a string such as 'cuda:0', got {type(device).__name__}")
-    try:
-        device = torch.device(device)
-    except RuntimeError as err:
-        raise ValueError(f"{device!r} names no device: {err}") from None
+    device = checked_device(device, exists=True)  # lesson 06's check
     if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if (device.index or 0) >= count:
-            raise ValueError(f"{device} does not exist: this machine has {count} CUDA GPU(s)")
         return torch.float16
     if device.type == "mps":
-        if not torch.backends.mps.is_available():
-            raise ValueError("mps does not exist: this machine has no Apple GPU that PyTorch can use")
         version = tuple(int(part) for part in re.findall(r"\d+", torch.__version__)[:2])
         available = torch.amp.autocast_mode.is_autocast_available("mps")
         return torch.float16 if available and version >= (2, 8) else None
@@ -1176,13 +1176,7 @@ def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | 
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     if not any(True for _ in model.parameters()):
         raise ValueError(f"{type(model).__name__} has no parameters, so there is nothing to train or evaluate")
-    if isinstance(device, str):
-        try:
-            device = torch.device(device)
-        except RuntimeError:
-            raise ValueError(f"{device!r} is not a device name such as 'cpu', 'cuda:0' or 'mps'") from None
-    elif not isinstance(device, torch.device):
-        raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+    device = checked_device(device)
     where = model_device(model)
     if where.type != device.type or (device.index is not None and where.index not in (None, device.index)):
         raise ValueError(f"the model is on {where}, not on {device}: move it first, model.to(device)")
@@ -1283,21 +1277,11 @@ def ddp_backend(device: torch.device | str, nproc: int = 2) -> str:
 
 def _checked_device(device: torch.device | str, nproc: int) -> torch.device:
     """Helper code: ``device`` as a ``torch.device``, after checking both arguments."""
-    if not isinstance(device, (torch.device, str)):
-        raise TypeError(f"device must be a torch.device or a string such as 'cuda:0', got {type(device).__name__}")
     if isinstance(nproc, bool) or not isinstance(nproc, int):
         raise TypeError(f"nproc must be an int, got {type(nproc).__name__}")
     if nproc < 1:
         raise ValueError(f"nproc must be at least 1, got {nproc}")
-    try:
-        device = torch.device(device)
-    except RuntimeError as err:
-        raise ValueError(f"{device!r} names no device: {err}") from None
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if (device.index or 0) >= count:
-            raise ValueError(f"{device} does not exist: this machine has {count} CUDA GPU(s)")
-    return device
+    return checked_device(device, exists=True)  # lesson 06's check
 
 
 # From cell ddp-19

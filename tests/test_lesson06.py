@@ -304,3 +304,21 @@ def test_largest_batch_on_cuda_lets_the_allocator_decide_under_the_budget(machin
     assert utils.largest_batch_that_fits(step, 4096, cuda0, budget_bytes=64 * MiB) == 256
     assert all(f < 1.0 for f in limits) and fake_cuda["fraction"] == 1.0   # capped, then restored
     assert utils.largest_batch_that_fits(step, 4096, cuda0) == 256           # no budget: the whole GPU
+
+
+def test_checked_device_parses_names_and_with_exists_refuses_devices_the_machine_lacks(machine):
+    """The one device check of the series' helpers (lessons 06-09 use it)."""
+    machine("one-cuda-gpu")
+    assert utils.checked_device("cuda:0", exists=True) == torch.device("cuda", 0)
+    assert utils.checked_device(torch.device("cpu")) == torch.device("cpu")
+    assert utils.checked_device("cuda:3") == torch.device("cuda", 3)  # no existence check unless asked
+    with pytest.raises(ValueError, match=r"cuda:3 does not exist: this machine has 1 CUDA GPU\(s\)"):
+        utils.checked_device("cuda:3", exists=True)
+    with pytest.raises(ValueError, match="mps does not exist"):
+        utils.checked_device("mps", exists=True)
+    machine("apple-mps")
+    assert utils.checked_device("mps", exists=True) == torch.device("mps")
+    with pytest.raises(ValueError, match="not a device name: 'gpu'"):
+        utils.checked_device("gpu")
+    with pytest.raises(TypeError, match="got int"):
+        utils.checked_device(0)

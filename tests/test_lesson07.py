@@ -58,13 +58,13 @@ def test_autocast_dtype_rejects_devices_the_machine_lacks(machine, name, device)
 
 @pytest.mark.parametrize("bad", [0, None, 1.5, ["cuda"], torch.float16])
 def test_autocast_dtype_rejects_what_is_not_a_device(bad):
-    with pytest.raises(TypeError, match=r"torch\.device or a string"):
+    with pytest.raises(TypeError, match=r"torch\.device or a name"):
         utils.autocast_dtype(bad)
 
 
 @pytest.mark.parametrize("bad", ["gpu", "cuda:x", ""])
 def test_autocast_dtype_rejects_strings_that_name_no_device(bad):
-    with pytest.raises(ValueError, match="names no device"):
+    with pytest.raises(ValueError, match="not a device name"):
         utils.autocast_dtype(bad)
 
 
