@@ -36,3 +36,25 @@ def machine(monkeypatch):
         monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
 
     return simulate
+
+
+@pytest.fixture
+def series_at(monkeypatch):
+    """Return a function that points the tools (tools/series.py, sync_notebooks, i18n) at another
+    repository root, as if they had been copied there: `make sync` run in a scratch repository."""
+
+    def point(root: Path) -> None:
+        from tools import i18n, series, sync_notebooks
+
+        notebooks = root / "notebooks"
+        for module in (series, sync_notebooks):
+            monkeypatch.setattr(module, "ROOT", root)
+        monkeypatch.setattr(series, "NOTEBOOKS", notebooks)
+        monkeypatch.setattr(series, "SOLUTIONS", notebooks / "solutions")
+        for name, value in (("ROOT", root), ("NOTEBOOKS", notebooks), ("I18N", root / "i18n/zh"),
+                            ("ZH", notebooks / "zh"), ("README", root / "README.md"),
+                            ("README_ZH", root / "README.zh-CN.md"), ("README_PO", root / "i18n/zh/README.po"),
+                            ("GLOSSARY", root / "i18n/zh/glossary.md")):
+            monkeypatch.setattr(i18n, name, value)
+
+    return point

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -80,7 +81,7 @@ def test_importing_utils_is_silent_and_loads_nothing_heavy():
     assert run.stdout.strip() == "[]"
 
 
-def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_helper_in_utils(tmp_path, monkeypatch):
+def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_helper_in_utils(tmp_path, series_at):
     """`make sync` on a lesson that is only one notebook: what the README recipe promises."""
     from tools import series
 
@@ -101,16 +102,9 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     for i, c in enumerate(nb.cells):
         c.id = f"trying-{i:02d}"
     series.write(nb, nb_dir / "99_trying.ipynb")
-    for module in (series, sync_notebooks):
-        monkeypatch.setattr(module, "ROOT", tmp_path)
-    monkeypatch.setattr(series, "NOTEBOOKS", nb_dir)
-    monkeypatch.setattr(series, "SOLUTIONS", nb_dir / "solutions")
-    from tools import i18n
-
-    for name, value in (("ROOT", tmp_path), ("NOTEBOOKS", nb_dir), ("I18N", tmp_path / "i18n/zh"),
-                        ("ZH", nb_dir / "zh"), ("README", tmp_path / "README.md"),
-                        ("README_ZH", tmp_path / "README.zh-CN.md"), ("README_PO", tmp_path / "i18n/zh/README.po")):
-        monkeypatch.setattr(i18n, name, value)
+    (tmp_path / "i18n/zh").mkdir(parents=True)
+    shutil.copy(ROOT / "i18n/zh/glossary.md", tmp_path / "i18n/zh/glossary.md")
+    series_at(tmp_path)
     planned, problems = sync_notebooks.build()
     # its Chinese twin and translation files are made too, and the check says what to translate
     assert nb_dir / "zh" / "99_trying.ipynb" in planned and tmp_path / "i18n/zh/99_trying.po" in planned

@@ -4,6 +4,7 @@ change to the English fails the checks until it is translated again."""
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 import sys
@@ -215,10 +216,11 @@ def test_keys_name_one_english_text():
 
 # --- end to end: an English change fails the checks until it is translated ------------------
 
-def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_translated(tmp_path):
+def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_translated(tmp_path, series_at, capsys,
+                                                                                    monkeypatch):
+    """`make lint`'s check, `make sync` and the translators' commands, run (in this process) on a scratch copy."""
     # A repository of one lesson (the tools, its notebooks, their translations): quick to rebuild.
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT / "tools", repo / "tools", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("README.md", "README.zh-CN.md", "utils.py", "i18n/zh/README.po", "i18n/zh/glossary.md",
                  "notebooks/02_tensors_on_devices.ipynb", "notebooks/zh/02_tensors_on_devices.ipynb",
                  "i18n/zh/02_tensors_on_devices.po"):
@@ -234,9 +236,14 @@ def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_transl
     code.source = code.source.replace(comment.text.split("\n")[0], "Where does the tensor live now?", 1)
     lesson.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     (repo / "notebooks/zh/99_gone.ipynb").write_text("{}")  # left behind by a removed lesson
+    series_at(repo)
+    monkeypatch.chdir(repo)  # the commands take paths relative to the repository, as from `make`
 
-    def run(*args, stdin=None):
-        return subprocess.run([sys.executable, "-m", *args], cwd=repo, capture_output=True, text=True, input=stdin)
+    def run(tool, *args, stdin=""):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        module = {"tools.sync_notebooks": sync_notebooks, "tools.i18n": i18n}[tool]
+        returncode = module.main(list(args))
+        return subprocess.CompletedProcess(tool, returncode, capsys.readouterr().out)
 
     check = run("tools.sync_notebooks", "--check")  # as `make lint` and `make test`
     assert check.returncode == 1

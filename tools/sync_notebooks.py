@@ -428,10 +428,10 @@ def translation_problems() -> list[str]:
     return build()[1]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if any generated part is out of date")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     stale = []
     files, problems = build()
     if not args.check:
