@@ -2,28 +2,32 @@
 
 Every English notebook `notebooks/X.ipynb` has a gettext translation file `i18n/zh/X.po` and a
 generated twin `notebooks/zh/X.ipynb` (solutions likewise, under `solutions/`); README.md has
-`i18n/zh/README.po` and README.zh-CN.md. `make sync` does all the writing (tools/sync_notebooks.py
-calls `planned()` here); nobody edits a zh notebook or README.zh-CN.md by hand.
+`i18n/zh/README.po` and README.zh-CN.md. `make sync` does all the writing (tools/sync_notebooks.py's
+`build()`, with the pieces here); nobody edits a zh notebook or README.zh-CN.md by hand.
 
 What a .po file holds, one entry per unit, `msgctxt` naming the cell:
 - a markdown cell: the whole English cell as `msgid`;
 - a comment in a code cell: a block of consecutive comment lines (or one comment at the end of
   a line) as `msgid`, without the `#`; directive comments (`#@save`, `# noqa`, `# @title`, ...)
-  are never translated, and the code around comments is never retyped: it is the English code;
+  are never translated, and the code around comments is never retyped: it is the English code
+  (comments inside string literals are data and stay as written);
 - a lesson's title, purpose and "runs on" line (msgctxt `title`, `purpose`, `runs-on`), for the
   generated header, navigation and README table;
 - a README section (msgctxt `readme:` and the English heading's anchor).
 
 When the English text of a unit changes, `make sync` keeps the old translation, flags the entry
 `fuzzy` and records the old English as `#| msgid`; the zh notebook shows the old translation, and
-`check()` (so `make lint` and `make test`) fails naming the cell until someone translates it again
-(`python -m tools.i18n set`) — the English never silently stands in.
+the checks (`sync_notebooks.translation_problems()`, so `make lint` and `make test`) fail naming the
+cell until someone translates it again (`python -m tools.i18n set`): the English never silently
+stands in.
 
-Checks (`problems()`): every unit translated and not fuzzy; markdown and comment translations
-contain Chinese characters unless their entry is flagged `verbatim` (pure code or formulas);
-glossary terms translated as i18n/zh/glossary.md lists them; each zh code cell equals its English
-cell once ordinary comments are removed (IPython's input transformer for `%`/`!` lines, then
-Python's tokenizer); a translated comment stays one line where the English is an end-of-line one.
+The checks (`entry_problems`, `code_mismatches`): every unit translated and not fuzzy; markdown and
+comment translations contain Chinese characters unless their entry is flagged `verbatim` (pure code
+or formulas); their code spans and fenced code kept; glossary terms translated as
+i18n/zh/glossary.md lists them; each zh code cell equals its English cell once ordinary comments
+are removed (IPython's input transformer for `%`/`!` lines, then Python's tokenizer), with the same
+outputs; a translated comment stays one line where the English is an end-of-line one; no comment
+on a `%magic` line (it would belong to the magic, untranslatable).
 
 Translators' commands:
     python -m tools.i18n todo i18n/zh/03_copies_between_devices.po   # what is left, with keys
