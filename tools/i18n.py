@@ -154,8 +154,8 @@ def comment_tokens(source: str) -> list[tuple[int, int, str]]:
     IPython's rewriting (a `\\` continuation joins lines there). Comments inside string literals
     (a script the lesson writes to a file) are data, not comments: they stay as written.
     """
-    lines = source.split("\n")
-    masked = "\n".join("" if i in magic_rows(source) else line for i, line in enumerate(lines))
+    magic = magic_rows(source)
+    masked = "\n".join("" if i in magic else line for i, line in enumerate(source.split("\n")))
     found = []
     for tok in tokenize.generate_tokens(io.StringIO(masked).readline):
         if tok.type == tokenize.COMMENT:
@@ -163,7 +163,9 @@ def comment_tokens(source: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def comments(source: str) -> list[Comment]:
+@functools.lru_cache(maxsize=4096)
+def comments(source: str) -> tuple[Comment, ...]:
+    """The cell's translatable comments (a build asks twice per cell: for the units, for the zh cell)."""
     lines = source.split("\n")
     out: list[Comment] = []
     block: list[tuple[int, int, str]] = []
@@ -193,7 +195,7 @@ def comments(source: str) -> list[Comment]:
             flush()
             block.append((row, col, text))
     flush()
-    return out
+    return tuple(out)
 
 
 def translate_comments(source: str, lookup) -> str:

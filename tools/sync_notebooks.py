@@ -370,25 +370,26 @@ def build() -> tuple[dict, list[str]]:
     series = lessons()
     out, problems = {}, []
     terms = i18n.glossary()
-    english, pos = {}, {}
+    english, parsed, pos = {}, {}, {}
     facts = english_facts(series)
     for k, lesson in enumerate(series):
         english[lesson.path] = apply(read(lesson.path), lesson_cells(facts, k))
         solutions = read(lesson.solutions) if lesson.solutions.exists() else solutions_skeleton(lesson)
         english[lesson.solutions] = apply(solutions, solution_cells(facts, k))
         for path, header in ((lesson.path, lesson), (lesson.solutions, None)):
-            units = i18n.notebook_units(nbformat.reads(english[path], as_version=4), header)
-            pos[path] = i18n.merge(i18n.load(i18n.po_path(path)), units)
+            parsed[path] = nbformat.reads(english[path], as_version=4)
+            pos[path] = i18n.merge(i18n.load(i18n.po_path(path)), i18n.notebook_units(parsed[path], header))
     out.update(english)
     readme = ROOT / "README.md"
     out[readme] = apply_readme(readme.read_text(encoding="utf-8"), series)
     out[ROOT / "utils.py"] = utils_source(series)
 
-    zh = []
-    for lesson in series:
-        catalog = i18n.Catalog(pos[lesson.path])
-        zh.append(Facts(lesson, *(catalog.get(ctx, getattr(lesson, ctx.replace("-", "_"))) or
-                                  getattr(lesson, ctx.replace("-", "_")) for ctx in i18n.FACTS)))
+    zh = []  # the lessons' facts in Chinese (the English where a translation is missing: reported)
+    for f in facts:
+        catalog = i18n.Catalog(pos[f.lesson.path])
+        english_words = (f.title, f.purpose, f.runs_on)
+        zh.append(Facts(f.lesson, *(catalog.get(ctx, text) or text for ctx, text in zip(i18n.FACTS, english_words,
+                                                                                     strict=True))))
     readme_po = i18n.merge(i18n.load(i18n.README_PO), i18n.readme_units(out[readme]))
     out[i18n.README_PO] = i18n.po_text(readme_po)
     problems += i18n.po_problems(readme_po, "i18n/zh/README.po", terms)
@@ -402,7 +403,7 @@ def build() -> tuple[dict, list[str]]:
             where = i18n.po_path(path).relative_to(ROOT).as_posix()
             out[i18n.po_path(path)] = i18n.po_text(po)
             problems += i18n.po_problems(po, where, terms)
-            en_nb = nbformat.reads(english[path], as_version=4)
+            en_nb = parsed[path]
             zh_nb = i18n.translated_notebook(en_nb, path, i18n.Catalog(po), cells, anchors)
             out[i18n.zh_path(path)] = dumps(zh_nb)
             problems += i18n.code_mismatches(en_nb, zh_nb, i18n.zh_path(path).relative_to(ROOT).as_posix())
