@@ -4,51 +4,66 @@
 PYTHON ?= python3
 VENV := .venv
 ifeq ($(OS),Windows_NT)
-  PY := $(VENV)/Scripts/python.exe
-  BIN := $(VENV)/Scripts
+  BIN_DIR := Scripts
+  EXE := .exe
 else
-  PY := $(VENV)/bin/python
-  BIN := $(VENV)/bin
+  BIN_DIR := bin
+  EXE :=
 endif
-# The torch build installed into a new .venv when it has none. A CPU-only runner can add
+PY := $(VENV)/$(BIN_DIR)/python$(EXE)
+BIN := $(VENV)/$(BIN_DIR)
+# The torch release installed into a new .venv when it has none (pyproject.toml's [tool.series]
+# names it, with the oldest and newest the series supports). A CPU-only runner can add
 # TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu to avoid the multi-GB CUDA build.
-TORCH_VERSION ?= 2.13.0
+TORCH_VERSION ?= $(shell sed -n 's/^torch-default = "\(.*\)"/\1/p' pyproject.toml)
 TORCH_INDEX_URL ?=
 STAMP := $(VENV)/.installed
 SITE_STAMP := $(VENV)/.site-installed
+LAB_STAMP := $(VENV)/.lab-installed
+# Everything but torch is installed at the versions constraints.txt pins (`make lock` refreshes it).
+PIP = $(1) -m pip --disable-pip-version-check
+PIP_INSTALL = $(call PIP,$(1)) install -q -c constraints.txt
+# A virtual environment in folder $(1) with torch==$(2): the locked pip first (it reads
+# pyproject.toml's dependency groups), torch alone (from TORCH_INDEX_URL if set), then the
+# `dev` group, which also brings torch's own requirements.
+define make_venv
+	@test -e $(1)/$(BIN_DIR)/python$(EXE) || $(PYTHON) -m venv $(1)
+	$(call PIP_INSTALL,$(1)/$(BIN_DIR)/python$(EXE)) pip
+	@$(1)/$(BIN_DIR)/python$(EXE) -c "import torch" 2>/dev/null || $(call PIP,$(1)/$(BIN_DIR)/python$(EXE)) install -q \
+		--no-deps "torch==$(2)" $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
+	$(call PIP_INSTALL,$(1)/$(BIN_DIR)/python$(EXE)) --group dev
+	@touch $(1)/.installed
+endef
 # The browser the site test drives (Debian's chromium here; google-chrome on GitHub's runners).
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 WORKERS ?= 2
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -n $(WORKERS) --dist loadscope
+# Strict nbval, the sanitizer and this checkout's utils.py come from pyproject.toml and
+# conftest.py (plain `pytest notebooks/NN_x.ipynb` does the same); make adds the workers.
+NBVAL := -n $(WORKERS)
 # Every notebook, in reverse reading order: each runs in a fresh kernel (nbval starts one per
 # notebook), and running the last lesson first proves that none leans on another's leftovers.
 NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipynb)
-# Test kernels use short tracebacks (see tests/ipython/profile_default/ipython_config.py).
-export IPYTHONDIR := $(CURDIR)/tests/ipython
-# Notebooks run from this checkout take its own utils.py: their setup cell fetches it from here
-# instead of the release it is pinned to (tools/series.py), as a notebook opened alone would.
+# Notebooks run from this checkout (make run, make outputs, make lab) take its own utils.py:
+# their setup cell fetches it from here instead of the commit it is pinned to (tools/series.py),
+# as a notebook opened alone would.
 export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 # `make outputs NB=notebooks/06_x.ipynb` re-runs only the named notebooks.
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync release bench bench-suite clean
+.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync pin lock bench bench-suite clean
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 venv: $(STAMP) ## Create .venv and install torch, the lessons' and the tests' requirements
 
-$(STAMP): requirements.txt requirements-dev.txt
-	@test -e $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check \
-		"torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
-	@touch $@
+$(STAMP): pyproject.toml constraints.txt
+	$(call make_venv,$(VENV),$(TORCH_VERSION))
 
 run: $(STAMP) ## Run every lesson on this machine's best device into build/run/ and print a table
-	env -u IPYTHONDIR $(PY) -m tools.execute run
+	$(PY) -m tools.execute run
 
 test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse order, fresh kernels)
 	$(PY) -m pytest -m "not alone and not site" tests $(NOTEBOOKS_REVERSED) $(NBVAL)
@@ -65,23 +80,32 @@ test-notebooks: $(STAMP) ## Only strict nbval over every notebook
 test-repeat: $(STAMP) ## Strict nbval three times in a row: fails on any flaky cell
 	@for i in 1 2 3; do echo "--- run $$i of 3"; $(PY) -m pytest -q $(NOTEBOOKS_REVERSED) $(NBVAL) || exit 1; done
 
-# PyPI's CUDA build of torch on a machine without a GPU (Colab's CPU runtime does this): the
-# notebooks must print just what they print with the CPU build (issue 8). A venv of its own,
-# as that build is about 5 GB (one minute or two to install from a near mirror); rm -rf it when done.
+# Other torch releases, each in a virtual environment of its own (.venv-torch-X.Y.Z), with
+# PyPI's build of that release and no GPU visible: the notebooks must print just what they print
+# with the default CPU build. On Linux, PyPI's builds are CUDA builds of several GB (a minute or
+# two each to install from a near mirror); rm -rf .venv-torch-* when done. .ci/run proves the
+# oldest supported release, 2.9.0 (which changed the TF32 settings) and the CUDA build below.
+TORCH ?=
+TORCH_VENV = .venv-torch-$(TORCH)
+TORCH_PROVEN = $(shell sed -n 's/^torch-proven = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')
+.PHONY: test-torch test-torch-range test-cuda-build
+
+.venv-torch-%/.installed: pyproject.toml constraints.txt
+	$(call make_venv,.venv-torch-$*,$*)
+
+test-torch: ## Strict nbval on another torch release, PyPI's build, no GPU visible: make test-torch TORCH=2.9.0
+	@test -n "$(TORCH)" || { echo "usage: make test-torch TORCH=2.9.0 (a release PyPI has)"; exit 2; }
+	@$(MAKE) --no-print-directory $(TORCH_VENV)/.installed TORCH_INDEX_URL=
+	CUDA_VISIBLE_DEVICES= $(TORCH_VENV)/$(BIN_DIR)/python$(EXE) -m pytest tests/test_quiet.py \
+		$(NOTEBOOKS_REVERSED) $(NBVAL)
+
+test-torch-range: ## Strict nbval on each release pyproject.toml's torch-proven lists (oldest, 2.9.0, newest)
+	@for t in $(TORCH_PROVEN); do $(MAKE) --no-print-directory test-torch TORCH=$$t || exit 1; done
+
+# PyPI's CUDA build of torch on a machine without a GPU (Colab's CPU runtime does this).
 CUDA_TORCH_VERSION ?= 2.14.1
-CUDA_VENV := .venv-cuda
-CUDA_PY := $(patsubst $(VENV)/%,$(CUDA_VENV)/%,$(PY))
-CUDA_STAMP := $(CUDA_VENV)/.installed
-.PHONY: test-cuda-build
-
-$(CUDA_STAMP): requirements.txt requirements-dev.txt
-	@test -e $(CUDA_PY) || $(PYTHON) -m venv $(CUDA_VENV)
-	$(CUDA_PY) -m pip install -q --disable-pip-version-check "torch==$(CUDA_TORCH_VERSION)"
-	$(CUDA_PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
-	@touch $@
-
-test-cuda-build: $(CUDA_STAMP) ## Strict nbval with PyPI's CUDA build of torch and no GPU visible (as Colab's CPU runtime)
-	CUDA_VISIBLE_DEVICES= $(CUDA_PY) -m pytest tests/test_quiet.py $(NOTEBOOKS_REVERSED) $(NBVAL)
+test-cuda-build: ## Strict nbval with PyPI's CUDA build of torch and no GPU visible (as Colab's CPU runtime)
+	@$(MAKE) --no-print-directory test-torch TORCH=$(CUDA_TORCH_VERSION)
 
 test-gpu: $(STAMP) ## Strict nbval with all GPUs, one, none visible; fails without a GPU unless ALLOW_NO_GPU=1
 	$(PY) -m tools.gpu_suite $(if $(filter 1 true yes,$(ALLOW_NO_GPU)),--allow-no-gpu) $(NBVAL)
@@ -102,7 +126,7 @@ gpu-wheels: ## Fetch into .whl/ what gpu-report needs on a GPU machine without J
 
 gpu-report: ## On a GPU machine, its own PYTHON and torch: nbval x3, bench, each cell with/without GPU
 	$(PYTHON) -m tools.gpu_report run $(if $(NB),--notebooks $(NB)) $(if $(REPORT_OUT),--out $(REPORT_OUT)) \
-		$(GPU_REPORT_ARGS) $(NBVAL) -n $(GPU_WORKERS)
+		$(GPU_REPORT_ARGS) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -n $(GPU_WORKERS)
 
 lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, workflows
 	$(BIN)/ruff check .
@@ -117,16 +141,20 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	@touch $@
 
-lab: $(STAMP) ## Open the lessons in JupyterLab
+lab: $(LAB_STAMP) ## Open the lessons in JupyterLab
 	$(BIN)/jupyter lab notebooks/
 
 outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebook, or only NB="a.ipynb b.ipynb"
 	$(PY) -m tools.sync_notebooks
-	env -u IPYTHONDIR $(PY) -m tools.execute outputs $(NB)
+	$(PY) -m tools.execute outputs $(NB)
 	$(PY) -m tools.sync_notebooks  # the zh notebooks copy the new outputs
 
-$(SITE_STAMP): $(STAMP) requirements-site.txt
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements-site.txt
+$(SITE_STAMP): $(STAMP)
+	$(call PIP_INSTALL,$(PY)) --group site
+	@touch $@
+
+$(LAB_STAMP): $(STAMP)
+	$(call PIP_INSTALL,$(PY)) --group lab
 	@touch $@
 
 site: $(SITE_STAMP) ## Build the website from the stored outputs (nothing re-executed) into build/site/
@@ -146,14 +174,11 @@ test-site: site ## Build the site (English and 中文), then load every page in 
 sync: $(STAMP) ## Regenerate utils.py, headers, setup cells, navigation, README table, the Chinese edition
 	$(PY) -m tools.sync_notebooks
 
-release: $(STAMP) ## Cut release VERSION=vX.Y.Z: pin notebooks opened alone to it, commit and tag (see README)
-	@test -n "$(VERSION)" || { echo "usage: make release VERSION=vX.Y.Z"; exit 1; }
-	@git diff --quiet HEAD || { echo "commit or stash your changes first"; exit 1; }
-	$(PY) -m tools.release $(VERSION)
-	$(MAKE) lint test
-	git diff --quiet || git commit -qam "Release $(VERSION): notebooks opened alone fetch this release's utils.py"
-	git tag -a $(VERSION) -m "Release $(VERSION)"
-	@echo "Now push the commit and the tag: git push && git push origin $(VERSION)"
+pin: $(STAMP) ## Pin notebooks opened alone to the last commit's utils.py (commit first), then commit the pin
+	$(PY) -m tools.pin
+
+lock: ## Refresh constraints.txt: the newest versions pyproject.toml allows, then review and make test
+	$(PYTHON) -m tools.lock
 
 bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) into build/bench.json
 	$(PY) -m tools.bench

@@ -50,17 +50,17 @@ def test_bench_sets_each_product_against_the_peak_that_applies(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "NVIDIA A100-SXM4-80GB")
     monkeypatch.setattr(bench.utils, "matmul_gflops", lambda n, device, dtype, t: 100_000.0)
     cuda0 = torch.device("cuda:0")
-    before = torch.backends.cuda.matmul.allow_tf32
+    before = torch.get_float32_matmul_precision()
     try:
-        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
         assert (bench.matmul(cuda0, 8192, 0.1)["peak"], bench.matmul(cuda0, 8192, 0.1)["peak_kind"]) == (19_500.0,
                                                                                                          "float32")
-        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.set_float32_matmul_precision("high")
         row = bench.matmul(cuda0, 8192, 0.1)
         assert (row["peak"], row["peak_kind"], row["fraction_of_peak"]) == (156_000.0, "TF32", 0.641)
         assert bench.matmul(cuda0, 8192, 0.1, torch.float16)["peak_kind"] == "float16"
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
+        torch.set_float32_matmul_precision(before)
 
 
 def test_bench_measures_only_with_lesson_05s_saved_helpers():

@@ -6,30 +6,44 @@ file:// URL, the way `make` runs the repository's notebooks; everything else is 
 an empty folder holding only the notebook, a fresh kernel, every cell executed. Running every
 lesson a second time takes as long as the nbval suite itself, so those tests carry the `alone`
 mark: `make test` runs the quick checks, `make test-alone` (and CI) the full runs.
+
+When the fetch fails, the cell's error says which failure it was and what to do. The tests
+provoke each on this machine, without the internet: a local server that answers 404, a closed
+local port, a local server that never answers, and a host name in the reserved `.invalid` domain,
+which no resolver may resolve.
 """
 
 from __future__ import annotations
 
 import ast
+import http.server
+import io
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+import tokenize
+import unicodedata
 
 import nbformat
 import pytest
 
 from tools import execute
 from tools.i18n import ZH
-from tools.series import ROOT, UTILS_URL, VERSION, all_notebooks, lessons, read
+from tools.series import PIN, ROOT, UTILS_URL, all_notebooks, lessons, read
 
 LESSONS = lessons()
 UTILS = (ROOT / "utils.py").as_uri()
 
 
 def kernel_env(url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GPU_LESSONS_URL")}
+    """The environment a reader's kernel would have, GPU_LESSONS_URL set to url; no proxy, so that
+    the cell reaches this machine's test servers itself."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "GPU_LESSONS_URL") and not k.lower().endswith("_proxy")}
     env["GPU_LESSONS_URL"] = url
     return env
 
@@ -39,8 +53,9 @@ def setup_cell_source(path=LESSONS[0].path) -> str:
 
 
 def run_python(code: str, cwd, url: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
-                          env=kernel_env(url))
+    env = kernel_env(url) | {"PYTHONIOENCODING": "utf-8"}  # the Chinese messages, on Windows too
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, encoding="utf-8",
+                          env=env, timeout=120)
 
 
 @pytest.mark.alone
@@ -89,31 +104,144 @@ def test_worker_processes_started_by_spawning_import_the_fetched_utils(tmp_path)
     assert run.stdout.strip() in ("cpu", "cuda:0", "mps:0")
 
 
-def test_without_network_the_error_says_what_to_do(tmp_path):
-    run = run_python(setup_cell_source(), tmp_path, (tmp_path / "nowhere" / "utils.py").as_uri())
+# --- when the fetch fails: which failure, and what to do ----------------------------------------
+
+ZH_SETUP_CELL = ZH / "00_check_your_setup.ipynb"
+ERROR = {  # per edition: how the error starts, and the advice for each failure
+    "en": {
+        "start": "RuntimeError: Could not fetch",
+        "missing": "names a version of the series that the repository does not hold",
+        "unreachable": "Your network may block this host: point GPU_LESSONS_URL at a mirror",
+        "offline": "switch the internet on (Kaggle: Settings > Internet on) and run this cell again",
+        "other": "Check that URL, or point GPU_LESSONS_URL at a utils.py you have.",
+    },
+    "zh": {
+        "start": "RuntimeError: 无法下载",
+        "missing": "这个笔记本指定的系列版本在仓库中不存在",
+        "unreachable": "你的网络可能屏蔽了这个主机。请把 GPU_LESSONS_URL 指向镜像",
+        "offline": "请打开网络（Kaggle：Settings > Internet on），再运行一次这个单元格",
+        "other": "请检查这个 URL，或者把 GPU_LESSONS_URL 指向你已有的 utils.py。",
+    },
+}
+
+
+def failed_fetch(edition: str, url: str, tmp_path, source: str | None = None) -> str:
+    """Run the edition's setup cell against url; return the last line of its error, checked to be one line that
+    names the URL and to be the cell's own RuntimeError (from None: no traceback of urllib's error above it)."""
+    source = source or setup_cell_source(ZH_SETUP_CELL if edition == "zh" else LESSONS[0].path)
+    run = run_python(source, tmp_path, url)
     assert run.returncode != 0
     last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith("RuntimeError: Could not fetch") and "Kaggle: Settings > Internet on" in last
+    assert last.startswith(f"{ERROR[edition]['start']} {url}"), run.stderr
+    assert run.stderr.count('File "') == 1 and "During handling" not in run.stderr, run.stderr  # one frame: the cell's
+    assert list(tmp_path.iterdir()) == []
+    return last
 
 
-def test_the_setup_cell_is_short_formatted_and_leaves_only_modules_and_its_url(tmp_path):
+def advice_in(last: str, edition: str) -> list[str]:
+    return [kind for kind in ("missing", "unreachable", "offline", "other") if ERROR[edition][kind] in last]
+
+
+@pytest.fixture
+def answers_404():
+    """A local web server that holds no file: every request gets 404 Not Found, as a release that does not exist."""
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v0.0.0/utils.py"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture
+def closed_port():
+    """A port on 127.0.0.1 that nothing listens on: the connection is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/utils.py"
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_a_release_the_host_does_not_hold_says_to_open_the_lesson_again_from_the_repository(
+        tmp_path, answers_404, edition):
+    last = failed_fetch(edition, answers_404, tmp_path)
+    assert "HTTP Error 404: Not Found" in last and advice_in(last, edition) == ["missing"], last
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_a_name_that_does_not_resolve_says_to_switch_the_internet_on(tmp_path, edition):
+    last = failed_fetch(edition, "http://utils.invalid/utils.py", tmp_path)
+    assert advice_in(last, edition) == ["offline"], last
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_a_refused_connection_says_the_network_may_block_the_host_and_how_to_point_at_a_mirror(
+        tmp_path, closed_port, edition):
+    last = failed_fetch(edition, closed_port, tmp_path)
+    assert advice_in(last, edition) == ["unreachable"], last
+    assert "os.environ['GPU_LESSONS_URL'] = 'file:///content/utils.py'" in last and "export GPU_LESSONS_URL" in last
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_a_host_that_never_answers_times_out_and_says_the_network_may_block_it(tmp_path, edition):
+    """A local server that takes the connection and never answers. To keep the test fast, the cell's timeout of
+    30 seconds is replaced by half a second in this test only; everything else is the cell as readers get it."""
+    source = setup_cell_source(ZH_SETUP_CELL if edition == "zh" else LESSONS[0].path)
+    assert source.count("timeout=30)") == 1
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # listens; the system accepts, nobody answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/utils.py"
+        last = failed_fetch(edition, url, tmp_path, source.replace("timeout=30)", "timeout=0.5)"))
+    assert "timed out" in last and advice_in(last, edition) == ["unreachable"], last
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_any_other_failure_names_the_url_and_the_reason(tmp_path, edition):
+    url = (tmp_path / "nowhere" / "utils.py").as_uri()
+    last = failed_fetch(edition, url, tmp_path)
+    assert advice_in(last, edition) == ["other"], last
+    assert re.search(r"\[(Errno|WinError) \d+\]", last), last  # the system's reason, as it words it
+
+
+def columns(line: str) -> int:
+    """The width of a line in an editor's columns: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def too_wide(source: str) -> list[str]:
+    """The lines wider than 120 columns, but the pinned URL's own line: a URL cannot be split (ruff's E501 lets it
+    pass too), and a commit in it makes it 121 columns."""
+    return [line for line in source.splitlines() if columns(line) > 120 and line.strip() != f'"{UTILS_URL}",']
+
+
+def test_the_setup_cell_is_short_formatted_and_leaves_only_modules_its_url_and_its_folder(tmp_path):
     source = setup_cell_source()
-    assert len(source.splitlines()) <= 7 and ";" not in source and "exec(" not in source and "eval(" not in source
+    assert len(source.splitlines()) <= 30 and ";" not in source and "exec(" not in source and "eval(" not in source
+    assert too_wide(source) == []
     ruff = subprocess.run([sys.executable, "-m", "ruff", "format", "--diff", "--stdin-filename", "setup.py", "-"],
                           input=source + "\n", capture_output=True, text=True)
     assert ruff.returncode == 0, ruff.stdout
     run = run_python(f"before = set(dir())\n{source}\nprint(sorted(set(dir()) - before - {{'before'}}))",
                      tmp_path, UTILS)
     assert run.returncode == 0, run.stderr
-    assert ast.literal_eval(run.stdout.strip()) == ["os", "sys", "tempfile", "url", "urllib"]
+    names = ["answer", "file", "folder", "os", "socket", "sys", "tempfile", "url", "urllib"]
+    assert ast.literal_eval(run.stdout.strip()) == names
 
 
-def test_every_notebook_has_the_same_collapsed_setup_cell_pinned_to_the_release():
+def test_every_notebook_has_the_same_collapsed_setup_cell_pinned_to_the_commit():
     for path in all_notebooks():
         cell = next(c for c in read(path).cells if c.get("id") == "setup")
         assert cell.source == setup_cell_source(), path.name
         assert cell.metadata.get("cellView") == "form" and cell.metadata["jupyter"]["source_hidden"], path.name
-    assert f'"{UTILS_URL}"' in setup_cell_source() and f"/{VERSION}/utils.py" in UTILS_URL
+    assert f'"{UTILS_URL}"' in setup_cell_source() and f"/{PIN}/utils.py" in UTILS_URL
 
 
 def test_the_setup_cell_never_installs_or_imports_torch():
@@ -121,14 +249,28 @@ def test_the_setup_cell_never_installs_or_imports_torch():
     assert not re.search(r"import torch|\bpip\b|install", source)
 
 
-def test_every_helper_the_notebooks_use_exists_in_the_pinned_release():
-    """An old notebook gets the helpers it was written with: the release it names must hold them."""
-    tag = subprocess.run(["git", "rev-parse", "-q", "--verify", f"refs/tags/{VERSION}"], cwd=ROOT,
-                         capture_output=True, text=True)
-    if tag.returncode != 0:
-        pytest.skip(f"the release tag {VERSION} does not exist yet (cut it with `make release VERSION={VERSION}`)")
-    pinned = subprocess.run(["git", "show", f"{VERSION}:utils.py"], cwd=ROOT, capture_output=True, text=True,
-                            check=True).stdout
+def pinned_utils() -> str:
+    """utils.py as the pinned commit holds it: what a notebook opened alone fetches."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout (a downloaded archive): the pinned commit cannot be read here")
+    known = subprocess.run(["git", "cat-file", "-e", f"{PIN}^{{commit}}"], cwd=ROOT, capture_output=True)
+    assert known.returncode == 0, (f"tools/series.py pins {PIN[:12]}, a commit this checkout lacks: fetch the whole "
+                                   "history (git fetch --unshallow), or run `make pin` after committing utils.py")
+    on_main = subprocess.run(["git", "merge-base", "--is-ancestor", PIN, "HEAD"], cwd=ROOT)
+    assert on_main.returncode == 0, f"the pinned commit {PIN[:12]} is not in this branch's history: `make pin`"
+    return subprocess.run(["git", "show", f"{PIN}:utils.py"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_the_pinned_commit_holds_this_checkouts_utils_py():
+    """A notebook opened alone (Colab, Kaggle) runs the helpers the stored outputs were made with."""
+    assert pinned_utils() == (ROOT / "utils.py").read_text(encoding="utf-8"), (
+        f"utils.py changed since the pinned commit {PIN[:12]}: commit it, then run `make pin`")
+
+
+def test_every_helper_the_notebooks_use_exists_in_the_pinned_commit():
+    """An old notebook gets the helpers it was written with: the commit it names must hold them."""
+    pinned = pinned_utils()
     defined = set()
     for node in ast.parse(pinned).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -146,7 +288,7 @@ def test_every_helper_the_notebooks_use_exists_in_the_pinned_release():
                 elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                       and node.value.id == "utils"):
                     used.add(node.attr)
-    assert used <= defined, f"not in utils.py of {VERSION}: {sorted(used - defined)}"
+    assert used <= defined, f"not in utils.py of {PIN[:12]}: {sorted(used - defined)}"
 
 
 # --- the Chinese edition: the same cell, speaking Chinese ------------------------------------
@@ -164,27 +306,39 @@ def test_a_chinese_lesson_opened_alone_in_an_empty_folder_fetches_utils_and_runs
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name], "the setup cell wrote beside the notebook"
 
 
-def test_every_chinese_notebook_has_the_chinese_setup_cell_with_the_same_code(tmp_path):
-    from tools.i18n import code_without_comments
+def strings_of(source: str) -> tuple[str, list[str], list[str]]:
+    """The cell's code with every string blanked, then its messages (the values of `advice` and the parts of the
+    error it raises) and its other strings; implicitly joined literals are one string, however they are split."""
+    tree = ast.parse(source)
+    in_messages = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["advice"]:
+            in_messages |= {id(n) for n in ast.walk(node.value)}
+        elif isinstance(node, ast.Raise):
+            in_messages |= {id(n) for n in ast.walk(node.exc)}
+    messages, others = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            (messages if id(node) in in_messages else others).append(node.value)
+            node.value = "..."
+    return ast.dump(tree), messages, others
 
+
+def test_every_chinese_notebook_has_the_chinese_setup_cell_with_the_same_code(tmp_path):
     english = setup_cell_source()
-    zh = setup_cell_source(ZH / "00_check_your_setup.ipynb")
+    zh = setup_cell_source(ZH_SETUP_CELL)
     for path in sorted(ZH.rglob("*.ipynb")):
         cell = next(c for c in read(path).cells if c.get("id") == "setup")
         assert cell.source == zh, path.name
         assert cell.metadata.get("cellView") == "form" and cell.metadata["jupyter"]["source_hidden"], path.name
-    # Only the comment and the error message differ from the English cell.
-    differ = [(a, b) for a, b in zip(code_without_comments(english), code_without_comments(zh), strict=True) if a != b]
-    assert len(differ) == 1 and differ[0][0][1].startswith('f"Could not fetch') and "请先联网" in differ[0][1][1]
-    assert len(zh.splitlines()) <= 7
+    # Only the comments and the messages differ from the English cell: every message, and every comment, speaks Chinese.
+    (en_code, en_messages, en_others), (zh_code, zh_messages, zh_others) = strings_of(english), strings_of(zh)
+    assert zh_code == en_code and zh_others == en_others and "GPU_LESSONS_URL" in zh_others
+    assert len(zh_messages) == 7
+    assert all(a.isascii() and not b.isascii() for a, b in zip(en_messages, zh_messages, strict=True))
+    zh_comments = [t.string for t in tokenize.generate_tokens(io.StringIO(zh).readline) if t.type == tokenize.COMMENT]
+    assert len(zh_comments) == 7 and not any(c.isascii() for c in zh_comments)
+    assert len(zh.splitlines()) <= 30 and too_wide(zh) == []
     ruff = subprocess.run([sys.executable, "-m", "ruff", "format", "--diff", "--stdin-filename", "setup.py", "-"],
                           input=zh + "\n", capture_output=True, text=True)
     assert ruff.returncode == 0, ruff.stdout
-
-
-def test_without_network_the_chinese_error_says_what_to_do(tmp_path):
-    run = run_python(setup_cell_source(ZH / "00_check_your_setup.ipynb"), tmp_path,
-                     (tmp_path / "nowhere" / "utils.py").as_uri())
-    assert run.returncode != 0
-    last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith("RuntimeError: 无法下载") and "请先联网（Kaggle：Settings > Internet on）" in last

@@ -165,13 +165,14 @@ def test_make_passes_the_options():
         return subprocess.run(["make", "--no-print-directory", "-n", *args], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout
 
-    assert "-m tools.gpu_suite --allow-no-gpu --nbval" in dry("test-gpu", "ALLOW_NO_GPU=1")
+    assert "-m tools.gpu_suite --allow-no-gpu -n 2" in dry("test-gpu", "ALLOW_NO_GPU=1")  # nbval: pyproject.toml
     assert "--allow-no-gpu" not in dry("test-gpu")
     assert "--python-version 3.11 --platform manylinux_2_28_x86_64" in dry("gpu-wheels", "PY_VERSION=3.11")
     report = dry("gpu-report", "PYTHON=/opt/torch/.venv/bin/python3", "NB=notebooks/01_devices.ipynb",
                  "REPORT_OUT=/tmp/out")
     assert report.startswith("/opt/torch/.venv/bin/python3 -m tools.gpu_report run --notebooks notebooks/01_devices")
-    assert "--out /tmp/out" in report and "--nbval-current-env" in report and report.rstrip().endswith("-n 4")
+    assert "--out /tmp/out" in report and "--nbval-sanitize-with tests/nbval_sanitize.cfg" in report
+    assert report.rstrip().endswith("-n 4")
 
 
 # ------------------------------------------------------------------------------ gpu_report

@@ -13,7 +13,7 @@ import nbformat
 import polib
 import pytest
 
-from tools import i18n, sync_notebooks
+from tools import i18n, sync_notebooks, translate
 from tools.series import REPO, ROOT, all_notebooks, read
 
 ZH_NOTEBOOKS = [i18n.zh_path(p) for p in all_notebooks()]
@@ -24,7 +24,8 @@ def test_every_english_notebook_has_a_zh_twin_and_a_translation_file():
         assert i18n.zh_path(path).exists(), f"{path.name}: no zh twin; run `make sync`"
         assert i18n.po_path(path).exists(), f"{path.name}: no translation file; run `make sync`"
     assert sorted(i18n.ZH.rglob("*.ipynb")) == sorted(ZH_NOTEBOOKS), "a zh notebook without an English one"
-    assert sorted(i18n.I18N.rglob("*.po")) == sorted([i18n.po_path(p) for p in all_notebooks()] + [i18n.README_PO])
+    assert sorted(i18n.I18N.rglob("*.po")) == sorted([i18n.po_path(p) for p in all_notebooks()]
+                                                     + [d.po for d in i18n.documents()])
 
 
 def test_the_chinese_edition_is_complete_and_in_step():
@@ -68,6 +69,32 @@ def test_the_zh_readme_links_the_zh_lessons():
     assert (ROOT / "README.md").read_text(encoding="utf-8").startswith(i18n.SWITCH_EN + "\n")
     for path in all_notebooks():
         assert f"({i18n.zh_path(path).relative_to(ROOT).as_posix()})" in text, path.name
+
+
+def test_the_documents_have_their_twins():
+    assert [d.name for d in i18n.documents()] == list(i18n.DOCUMENTS)  # README and CONTRIBUTING both exist
+    assert "[CONTRIBUTING.md](CONTRIBUTING.md)" in i18n.README.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("doc", i18n.documents(), ids=lambda d: d.name)
+def test_each_document_and_its_twin_switch_to_each_other_and_every_relative_link_resolves(doc):
+    """Links, and heading anchors within the documents; the zh twin links the zh twins, not the English."""
+    english, zh = doc.english.read_text(encoding="utf-8"), doc.zh.read_text(encoding="utf-8")
+    assert english.startswith(doc.switch_en + "\n") and zh.splitlines()[2] == doc.switch_zh
+    twinned = {d.english for d in i18n.documents()}
+    for path, text in ((doc.english, english), (doc.zh, zh)):
+        body = text.replace(doc.switch_zh, "") if path == doc.zh else text
+        for target in i18n.re.findall(r"\]\(([^)\s]+)\)", i18n.NOT_LINKS.sub("", body)):
+            if "://" in target:
+                continue
+            file, _, anchor = target.partition("#")
+            resolved = (path.parent / file).resolve() if file else path
+            where = f"{path.name}: link {target}"
+            assert resolved.exists(), where
+            assert path != doc.zh or resolved not in twinned, f"{where}: the English, not its zh twin"
+            if anchor and resolved.suffix == ".md":
+                lines = i18n.NOT_LINKS.sub("", resolved.read_text(encoding="utf-8")).splitlines()
+                assert anchor in {i18n.slug(x.lstrip("#")) for x in lines if i18n.re.match(r"#{1,6} ", x)}, where
 
 
 # --- the pieces -------------------------------------------------------------------------------
@@ -241,7 +268,7 @@ def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_transl
 
     def run(tool, *args, stdin=""):
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        module = {"tools.sync_notebooks": sync_notebooks, "tools.i18n": i18n}[tool]
+        module = {"tools.sync_notebooks": sync_notebooks, "tools.translate": translate}[tool]
         returncode = module.main(list(args))
         return subprocess.CompletedProcess(tool, returncode, capsys.readouterr().out)
 
@@ -250,17 +277,17 @@ def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_transl
     assert f"i18n/zh/02_tensors_on_devices.po [{cell.id}] (markdown cell): stale" in check.stdout
     assert f"i18n/zh/02_tensors_on_devices.po [{code.id}" in check.stdout
     assert "notebooks/zh/99_gone.ipynb: no English notebook has it" in check.stdout
-    todo = run("tools.i18n", "todo", "i18n/zh/02_tensors_on_devices.po").stdout  # merged with the new English
+    todo = run("tools.translate", "todo", "i18n/zh/02_tensors_on_devices.po").stdout  # merged with the new English
     keys = [line.split()[1] for line in todo.splitlines() if line.startswith("=== ")]
     assert keys[0] == cell.id and keys[1].startswith(code.id) and len(keys) == 2, todo
     assert "--- English before the change:" in todo and "Where does the tensor live now?" in todo
     po = polib.pofile(str(repo / "i18n/zh/02_tensors_on_devices.po"))
     old = next(e for e in po if e.msgctxt == cell.id).msgstr
     po_file = "i18n/zh/02_tensors_on_devices.po"
-    assert run("tools.i18n", "set", po_file, cell.id, stdin=old + "\n\n再补充一句关于张量的话。").returncode == 0
-    unchanged = run("tools.i18n", "set", po_file, keys[1], stdin="Where does the tensor live now?")
+    assert run("tools.translate", "set", po_file, cell.id, stdin=old + "\n\n再补充一句关于张量的话。").returncode == 0
+    unchanged = run("tools.translate", "set", po_file, keys[1], stdin="Where does the tensor live now?")
     assert unchanged.returncode == 1 and "no Chinese" in unchanged.stdout  # English is not a translation
-    assert run("tools.i18n", "set", po_file, keys[1], stdin="张量现在在哪里？").returncode == 0
+    assert run("tools.translate", "set", po_file, keys[1], stdin="张量现在在哪里？").returncode == 0
     sync = run("tools.sync_notebooks")
     assert sync.returncode == 0 and "notebooks/zh/99_gone.ipynb (removed)" in sync.stdout
     check = run("tools.sync_notebooks", "--check")

@@ -17,6 +17,7 @@ from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
 
+from tools.i18n import DOCUMENTS
 from tools.series import ROOT
 
 pytestmark = pytest.mark.site
@@ -84,7 +85,8 @@ def test_the_site_has_a_page_for_every_notebook():
     english = {p.relative_to(ROOT).with_suffix(".html").as_posix() for p in all_notebooks()}
     chinese = {zh_path(p).relative_to(ROOT).with_suffix(".html").as_posix() for p in all_notebooks()}
     assert english | chinese <= set(PAGES), (english | chinese) - set(PAGES)
-    assert {"index.html", "README.zh-CN.html"} <= set(PAGES)
+    documents = {f"{name}{lang}.html" for name in DOCUMENTS for lang in ("", ".zh-CN")}
+    assert {"index.html"} | documents <= set(PAGES), ({"index.html"} | documents) - set(PAGES)
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -105,13 +107,16 @@ def test_page_loads_without_errors_and_its_links_and_images_resolve(page, server
         "img", "els => els.map(e => [e.getAttribute('src'), e.complete && e.naturalWidth > 0])")
     for src, shown in images:
         assert shown, f"{path}: image {src} did not load"
-    # Every page switches language: to its twin (a lesson, the README) or the other front page.
+    # Every page switches language: to its twin (a lesson, README, CONTRIBUTING) or the other front page.
     switch = page.eval_on_selector_all("a.language-switch", "els => els.map(e => e.getAttribute('href'))")
     assert len(switch) == 1, f"{path}: no language switch"
-    chinese = path.startswith(("notebooks/zh/", "i18n/zh/")) or path == "README.zh-CN.html"
+    chinese = path.startswith(("notebooks/zh/", "i18n/zh/")) or path.endswith(".zh-CN.html")
     assert page.get_attribute("html", "lang") == ("zh-CN" if chinese else "en")
     if path.startswith("notebooks/"):
         twin = path.replace("zh/", "", 1) if chinese else path.replace("notebooks/", "notebooks/zh/", 1)
+        assert urljoin(url, switch[0]) == server + twin, f"{path}: the switch leads to {switch[0]}"
+    elif path.removesuffix(".html").removesuffix(".zh-CN") in DOCUMENTS:
+        twin = path.replace(".zh-CN", "") if chinese else path.replace(".html", ".zh-CN.html")
         assert urljoin(url, switch[0]) == server + twin, f"{path}: the switch leads to {switch[0]}"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -454,15 +456,91 @@ def test_matmul_peak_tflops_picks_the_peak_that_applies(monkeypatch, name, dtype
     assert utils.matmul_peak_tflops(cuda0, dtype, tf32=tf32) == expected
 
 
-@pytest.mark.parametrize(("allow_tf32", "expected"), [(True, (156.0, "TF32")), (False, (19.5, "float32"))])
-def test_matmul_peak_tflops_follows_the_tf32_setting_in_force(monkeypatch, allow_tf32, expected):
+@pytest.mark.parametrize(("precision", "expected"), [("high", (156.0, "TF32")), ("highest", (19.5, "float32"))])
+def test_matmul_peak_tflops_follows_the_tf32_setting_in_force(monkeypatch, precision, expected):
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "NVIDIA A100 80GB PCIe")
-    before = torch.backends.cuda.matmul.allow_tf32  # a flag of torch's, which monkeypatch cannot restore
-    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    before = torch.get_float32_matmul_precision()  # a setting of torch's, which monkeypatch cannot restore
+    torch.set_float32_matmul_precision(precision)
     try:
         assert utils.matmul_peak_tflops(cuda0) == expected
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
+        torch.set_float32_matmul_precision(before)
+
+
+class _SwitchesBefore29:
+    """``torch.backends.cuda.matmul`` or ``torch.backends.cudnn`` of PyTorch 2.4 to 2.8: ``allow_tf32`` only."""
+
+    def __init__(self, allow_tf32: bool):
+        self.allow_tf32 = allow_tf32
+
+
+class _SwitchesFrom29:
+    """The same switches from PyTorch 2.9 on: ``fp32_precision`` (on cuDNN under ``conv``), and an
+    old ``allow_tf32`` that must not be read (2.9.0 warns when it is)."""
+
+    def __init__(self, precision: str):
+        self.fp32_precision = precision
+        self.conv = self  # torch.backends.cudnn.conv.fp32_precision; matmul has no conv, and it is not read there
+
+    @property
+    def allow_tf32(self) -> bool:
+        raise AssertionError("read allow_tf32 although this release has fp32_precision")
+
+
+def _release(monkeypatch, switches) -> None:
+    monkeypatch.setattr(torch.backends.cuda, "matmul", switches)
+    monkeypatch.setattr(torch.backends, "cudnn", switches)
+
+
+@pytest.mark.parametrize("op", ["matmul", "conv"])
+@pytest.mark.parametrize(("precision", "expected"), [("tf32", True), ("ieee", False), ("none", False)])
+def test_tf32_allowed_reads_fp32_precision_on_releases_that_have_it(monkeypatch, op, precision, expected):
+    _release(monkeypatch, _SwitchesFrom29(precision))
+    assert utils.tf32_allowed(op) is expected
+
+
+@pytest.mark.parametrize("op", ["matmul", "conv"])
+@pytest.mark.parametrize("allow_tf32", [True, False])
+def test_tf32_allowed_reads_allow_tf32_on_releases_before_2_9(monkeypatch, op, allow_tf32):
+    _release(monkeypatch, _SwitchesBefore29(allow_tf32))
+    assert utils.tf32_allowed(op) is allow_tf32
+
+
+def test_matmul_peak_tflops_reads_the_tf32_setting_through_fp32_precision_where_it_exists(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "NVIDIA A100 80GB PCIe")
+    _release(monkeypatch, _SwitchesFrom29("tf32"))
+    assert utils.matmul_peak_tflops(cuda0) == (156.0, "TF32")
+
+
+def test_tf32_allowed_reads_the_installed_torch_without_a_warning():
+    before = torch.get_float32_matmul_precision()
+    try:
+        for precision, matmul in (("highest", False), ("high", True)):
+            torch.set_float32_matmul_precision(precision)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # PyTorch 2.9.0 warns when the old names are read
+                assert utils.tf32_allowed("matmul") is matmul
+                assert utils.tf32_allowed("conv") is True  # cuDNN's default, on every release
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
+@pytest.mark.skipif(not hasattr(torch.backends.cuda.matmul, "fp32_precision"), reason="PyTorch 2.9 and later only")
+def test_tf32_allowed_follows_the_new_switch_even_where_the_old_name_cannot_be_read():
+    before = torch.backends.cuda.matmul.fp32_precision
+    # Set with the new name alone, the state has no old spelling: reading allow_tf32 now raises a RuntimeError.
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert utils.tf32_allowed("matmul") is True
+    finally:
+        torch.backends.cuda.matmul.fp32_precision = before
+
+
+def test_tf32_allowed_rejects_another_kind_of_work():
+    with pytest.raises(ValueError, match="matmul"):
+        utils.tf32_allowed("rnn")
 
 
 def test_matmul_peak_tflops_rejects_what_is_not_a_dtype():

@@ -93,7 +93,7 @@ def cpu_name() -> str:
 def settings() -> dict:
     """The float32 matmul precision in force: "highest" (plain float32), "high" or "medium" (TF32 on CUDA)."""
     return {"float32_matmul_precision": torch.get_float32_matmul_precision(),
-            "allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32)}
+            "allow_tf32": utils.tf32_allowed("matmul")}  # read as each torch release wants (lesson 05)
 
 
 def run(quick: bool) -> dict:

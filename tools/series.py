@@ -17,12 +17,14 @@ SOLUTIONS = NOTEBOOKS / "solutions"
 # A fork changes REPO and runs `make sync`.
 REPO = "gpu-lessons/pytorch-gpu-series"
 BRANCH = "main"
-# The release whose utils.py a notebook opened alone fetches: the helpers it was written with.
-# `make release VERSION=vX.Y.Z` changes it here, regenerates the notebooks, commits and tags.
-VERSION = "v0.2.0"
+# The commit of main whose utils.py a notebook opened alone fetches: the helpers it was written
+# with, from a file the published repository really holds (branch history is published; tags
+# may not be). `make pin` sets it to the last commit once utils.py is committed, regenerates the
+# setup cells and commits; a test fails while that commit's utils.py differs from the checkout's.
+PIN = "0000000000000000000000000000000000000000"
 
 GITHUB_URL = f"https://github.com/{REPO}"
-UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{VERSION}/utils.py"
+UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
 
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
 TITLE = re.compile(r"^# (?:\d\d · )?(.+)$", re.MULTILINE)

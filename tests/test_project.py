@@ -1,0 +1,77 @@
+"""The project's own files: the supported range stated once, the lock installed, the readers'
+requirements file, and the workflow that covers the torch range on GitHub's runners."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import sys
+import tomllib
+
+from tools.series import ROOT
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+GROUPS = PYPROJECT["dependency-groups"]
+NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def group(name: str) -> list[str]:
+    """A dependency group's requirements, included groups expanded (PEP 735)."""
+    out = []
+    for item in GROUPS[name]:
+        out += group(item["include-group"]) if isinstance(item, dict) else [item]
+    return out
+
+
+def constraints() -> dict[str, str]:
+    lines = (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line.split("==") for line in lines if line and not line.startswith("#")]
+    return {normalise(name): version for name, version in pins}
+
+
+def test_this_python_is_one_the_series_supports():
+    low = re.fullmatch(r">=3\.(\d+)", PYPROJECT["project"]["requires-python"])
+    assert low and sys.version_info >= (3, int(low[1])), PYPROJECT["project"]["requires-python"]
+
+
+def test_the_lock_pins_every_requirement_of_every_group_but_torch():
+    pinned = constraints()
+    names = {normalise(NAME.match(r)[1]) for g in GROUPS for r in group(g)} - {"torch"}
+    assert not names - pinned.keys(), f"not in constraints.txt (run make lock): {sorted(names - pinned.keys())}"
+    assert "torch" not in pinned and not any(n.startswith("nvidia-") for n in pinned)  # each venv picks its torch
+
+
+def test_the_environment_has_the_versions_the_lock_pins():
+    """`make` installs from constraints.txt: what this environment has is what CI tested."""
+    wrong = {}
+    for name, version in constraints().items():
+        try:
+            installed = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # not every group is installed in every environment (site, lab)
+        if installed != version:
+            wrong[name] = f"{installed} installed, {version} locked"
+    assert not wrong, f"run `make venv` (or rm -rf .venv): {wrong}"
+
+
+def test_requirements_txt_lists_the_lessons_and_lab_groups():
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    listed = sorted(line.split("#")[0].strip() for line in lines if line.split("#")[0].strip())
+    assert listed == sorted(set(group("lessons") + group("lab")))
+
+
+def test_the_compat_workflow_covers_every_minor_torch_release_from_the_oldest():
+    text = (ROOT / ".github/workflows/compat.yml").read_text(encoding="utf-8")
+    rows = re.findall(r'\{ python: "3\.(\d+)", torch: "2\.(\d+)\.(\d+)" \}', text)
+    oldest = int(PYPROJECT["tool"]["series"]["torch-proven"][0].split(".")[1])
+    low_python = int(PYPROJECT["project"]["requires-python"].rsplit(".", 1)[1])
+    minors = sorted({int(m) for p, m, _ in rows if int(p) == low_python})
+    assert minors and minors == list(range(oldest, minors[-1] + 1)), minors
+    newest = max(int(m) for _, m, _ in rows)
+    assert {int(p) for p, m, _ in rows if int(m) == newest} >= {low_python, 12, 13, 14}  # every Python on the newest
+    proven = [tuple(map(int, v.split(".")[1:])) for v in PYPROJECT["tool"]["series"]["torch-proven"]]
+    assert max(proven)[0] <= newest
