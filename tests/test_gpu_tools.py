@@ -75,7 +75,7 @@ def test_allowed_without_gpu_it_runs_all_three_settings(tmp_path):
     env = stand_in(tmp_path, [NO_DRIVER], code=9) | {"ALLOW_NO_GPU": "1"}
     summary = tmp_path / "suite.json"
     run, _ = suite(env, "--notebooks", str(tmp_path / "test_stand_in.py"), "--json", str(summary), "-q",
-                   "-p", "no:nbval")
+                   "-p", "no:nbval", "-p", "no:xdist", "-p", "no:hypothesispytest")
     assert run.returncode == 0, run.stdout + run.stderr
     rows = json.loads(summary.read_text())["rows"]
     assert [(r["setting"], r["gpus_seen"], r["result"]) for r in rows] == [
@@ -89,7 +89,7 @@ def test_the_allow_flag_and_a_failing_setting(tmp_path):
     (tmp_path / "test_stand_in.py").write_text("def test_fails():\n    assert False\n")
     env = stand_in(tmp_path, [NO_DRIVER], code=9)
     run, _ = suite(env, "--allow-no-gpu", "--settings", "none", "--notebooks", str(tmp_path / "test_stand_in.py"),
-                   "-q", "-p", "no:nbval")
+                   "-q", "-p", "no:nbval", "-p", "no:xdist", "-p", "no:hypothesispytest")
     assert run.returncode == 1
     row = run.stdout.splitlines()[-2].split()  # setting, visibility, GPUs seen, seconds, result
     assert row[:4] == ["no", "GPU", "CUDA_VISIBLE_DEVICES=''", "0"] and row[5:] == ["FAILED", "(exit", "1)"]

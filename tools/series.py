@@ -98,6 +98,25 @@ def all_notebooks() -> list[Path]:
     return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb"))
 
 
+# How the test machinery gets named, as regular expressions: lesson text (markdown cells and code
+# comments, both editions) never mentions it, it tells the reader what differs on their machine
+# instead (tests/test_lesson_text.py, run by `make lint`). Phrases, not bare words: "slow
+# compared with computing" and 比较 are prose.
+HARNESS_WORDS = (
+    r"(?i)\bnot\s+compared\b(?!\s+(?:with|to|against|across)\b)",
+    r"(?i)\bcompared\s+(?:word\s+for\s+word|everywhere|exactly)",
+    r"(?i)\bnbval",
+    r"(?i)\bsanitiz|\bsanitis",
+    r"(?i)\bpytest\b",
+    r"(?i)\bunit\s+tests?\b|\btest\s+(?:suite|harness|machinery)\b",
+    r"(?<![A-Za-z])CI(?![A-Za-z])",
+    r"(?i)\bcontinuous\s+integration\b",
+    r"比对|逐字比较",
+    r"单元测试|测试(?:套件|框架)",
+    r"持续集成",
+)
+
+
 # What Jupyter itself fills in for a Python 3 kernel: stored in full, so that opening a notebook
 # does not mark it modified (only the Python version can differ from the reader's).
 LANGUAGE_INFO = {
