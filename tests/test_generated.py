@@ -142,3 +142,32 @@ def test_every_cell_that_fails_on_purpose_is_announced_right_above_it():
                 assert "on purpose" in text and not [c for c in between if "raises-exception" not in
                                                      c.metadata.get("tags", []) and not c.source.startswith("%")], \
                     f"{path.name} {cell.id}: say 'fails on purpose' in the markdown right above it"
+
+
+def collapse_marks(cell) -> tuple[bool, bool, bool]:
+    """JupyterLab's, Colab's and the site's (myst-nb) collapse markers on a cell."""
+    meta = cell.metadata
+    return (meta.get("jupyter", {}).get("source_hidden") is True, meta.get("cellView") == "form",
+            "hide-input" in meta.get("tags", []))
+
+
+def test_helper_and_check_cells_are_collapsed_everywhere_and_no_other_cell_is():
+    """STYLE 14-15: `#@save` helpers and check cells fold in JupyterLab, Colab and on the site, in place; a check
+    cell that shows an output stays open, and so does every other cell but the setup cell. Chinese: as English."""
+    from tools.i18n import zh_path
+
+    collapsed_somewhere = []
+    for path in all_notebooks():
+        english = read(path).cells
+        for cell in english:
+            first = (cell.source.lstrip().splitlines() or [""])[0] if cell.cell_type == "code" else ""
+            saved, check = first.startswith("#@save"), re.match(r"#\s*Checks?\b", first) is not None
+            marks = collapse_marks(cell)
+            if cell.get("id") == "setup" or saved or (check and not cell.get("outputs")):
+                assert all(marks), f"{path.name} {cell.id}: collapse it (jupyter, cellView, hide-input): {marks}"
+                collapsed_somewhere.append(cell.id)
+            else:
+                assert not any(marks), f"{path.name} {cell.id}: only setup, #@save and check cells fold: {marks}"
+        zh = {c.get("id"): collapse_marks(c) for c in read(zh_path(path)).cells}
+        assert zh == {c.get("id"): collapse_marks(c) for c in english}, f"zh/{path.name}: folds other cells"
+    assert len(collapsed_somewhere) > 2 * len(all_notebooks())  # more than the setup cells

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +41,7 @@ from tools.series import (
     set_metadata,
 )
 
-# The setup cell: collapsed on Colab (cellView: form) and in JupyterLab (source_hidden).
+# The setup cell: collapsed on Colab (cellView: form), in JupyterLab (source_hidden) and on the site (hide-input).
 # It fetches the utils.py of the release the notebook was written with into a new folder of its
 # own, first on sys.path: a reader's own utils.py is never overwritten nor imported instead, and
 # DataLoader workers started by spawning inherit the path. `make` points GPU_LESSONS_URL at the
@@ -77,7 +79,63 @@ except (OSError, ValueError) as err:  # an HTTPError is the host's answer, a URL
         advice = "Check that URL, or point GPU_LESSONS_URL at a utils.py you have."
     raise RuntimeError(f"Could not fetch {{url}}: {{why}}. {{advice}}") from None
 sys.path.insert(0, folder)  # first on the path, before your own folder, and inherited by workers started by spawning"""
-SETUP_METADATA = {"cellView": "form", "jupyter": {"source_hidden": True}}
+SETUP_METADATA = {"cellView": "form", "jupyter": {"source_hidden": True}, "tags": ["hide-input"]}
+
+# Collapsed cells (STYLE 14-15): the setup cell, every `#@save` helper and every check cell (its first line
+# `# Checks...` or `# Check...`), each in place under the sentence above it that says what it does. Collapsed in
+# JupyterLab (jupyter.source_hidden), in Colab (cellView "form": the code folds behind "Show code"; no `# @title`
+# label, as a directive it would stay English in the Chinese edition) and on the site (myst-nb's hide-input tag:
+# the source behind a toggle). All three hide the source only, never the outputs; still, a check cell that shows
+# something (its last line an expression, or a print) stays open: its output is part of the lesson.
+CHECK_LINE = re.compile(r"#\s*Checks?\b")
+COLLAPSE_TAG = "hide-input"
+IPYTHON_LINE = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)  # %magic and !shell lines: not Python
+
+
+def call_name(node: ast.AST) -> str:
+    """The name a call calls (`print`, `assert_close` for torch.testing.assert_close), or ""."""
+    func = node.func if isinstance(node, ast.Call) else None
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def shows_output(source: str) -> bool:
+    """Whether a cell displays something: it prints or displays, or IPython shows the value of its last
+    statement, an expression (but a call of an assert_* function, which returns None)."""
+    try:
+        body = ast.parse(IPYTHON_LINE.sub(r"\1pass", source)).body
+    except SyntaxError:
+        return True
+    if any(call_name(n) in {"print", "display"} for stmt in body for n in ast.walk(stmt)):
+        return True
+    return bool(body) and isinstance(body[-1], ast.Expr) and not call_name(body[-1].value).startswith("assert")
+
+
+def collapsed(cell: nbformat.NotebookNode) -> bool:
+    """Whether the series collapses this cell: the setup cell, a `#@save` helper, a check cell showing nothing."""
+    if cell.cell_type != "code":
+        return False
+    source = cell.source.lstrip()
+    first = source.splitlines()[0] if source else ""
+    return (cell.get("id") == "setup" or first.startswith("#@save")
+            or (bool(CHECK_LINE.match(first)) and not shows_output(cell.source)))
+
+
+def set_collapsed(cell: nbformat.NotebookNode, collapse: bool) -> None:
+    """Put the three collapse markers on the cell, or take them off; its other metadata and tags stay."""
+    meta = cell.metadata
+    tags = [t for t in meta.get("tags", []) if t != COLLAPSE_TAG] + ([COLLAPSE_TAG] if collapse else [])
+    jupyter = {k: v for k, v in meta.get("jupyter", {}).items() if k != "source_hidden"}
+    meta.pop("cellView", None)
+    meta.pop("tags", None)
+    meta.pop("jupyter", None)
+    if collapse:
+        meta["cellView"] = "form"
+        jupyter["source_hidden"] = True
+    if jupyter:
+        meta["jupyter"] = jupyter
+    if tags:
+        meta["tags"] = tags
+
 
 BADGES = (
     "[![View on GitHub](https://img.shields.io/badge/view%20on-GitHub-181717?logo=github)]({github})"
@@ -114,7 +172,10 @@ def apply(nb: nbformat.NotebookNode, generated: dict[str, str]) -> str:
             nb.cells.insert(len(nb.cells) if position is None else position, cell)
         cell.source = generated[cell_id]
         if cell_id == "setup":
-            cell.metadata = dict(SETUP_METADATA)
+            cell.metadata = copy.deepcopy(SETUP_METADATA)
+    for cell in nb.cells:
+        if cell.get("id") != "setup":
+            set_collapsed(cell, collapsed(cell))
     set_metadata(nb)
     return dumps(nb)
 

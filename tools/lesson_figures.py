@@ -1,0 +1,257 @@
+"""The size of each lesson, against the limits of a 45-minute lab (../shared/STYLE.md, 13).
+
+    python -m tools.lesson_figures            # a table: every lesson, then every solutions notebook
+    python -m tools.lesson_figures --check    # the table, then exit 1 naming each lesson over a limit
+
+The limits, for each lesson `notebooks/NN_*.ipynb` (a solutions notebook is measured and shown,
+never failed):
+
+- **prose words** at most 1,800: the words of every markdown cell except the generated `header`
+  and `footer` cells, without the exercises (from the line `## Exercises` to the footer, that line
+  included). A word is what a reader reads as one: the text is split on whitespace after removing
+  link targets (the `(...)` of `[text](...)`, so the link text counts), images (`![alt](...)`:
+  a picture is not read as words), HTML comments and tags (`<img ...>`, `<br>`, `</sub>`) and the
+  language tag after a code fence (```` ```python ````); a piece counts if it holds a letter or a
+  digit, so bullets, `|` of tables, `**`, `---` and lone dashes do not. Inline code and the
+  lines of a fenced code block in markdown count as words.
+- **code in view** at most 120 lines: the non-blank lines (comments included) of every code cell
+  a reader sees, that is every code cell but the generated `setup` cell and the collapsed ones.
+- **longest cell in view** at most 15 lines: the most non-blank lines of one such cell.
+
+A code cell is *collapsed* when it is collapsed wherever the notebook is opened: JupyterLab's
+`metadata.jupyter.source_hidden` is true, Colab's `metadata.cellView` is "form" and the site's
+(myst-nb's) `hide-input` is among its tags. A cell with only some of the three is counted in view
+and reported as a problem, which fails `--check` in any notebook.
+
+Also shown: the header's minutes, the **diagrams** (images in markdown cells, `![...](...)` or
+`<img ...>`, but not the header's badges from img.shields.io, Colab and Kaggle) and the
+**predict** moments (markdown cells with a line that starts with the bold word Predict, as
+`**Predict:** what does the next cell print?`: the lesson asks the reader to predict the next
+cell's output, and answers right after it; `**Prediction.**` is no such line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from tools.series import FACTS, LESSON_NAME, NOTEBOOKS, ROOT, SOLUTIONS, read, table
+
+MAX_WORDS = 1800
+MAX_CODE_LINES = 120
+MAX_CELL_LINES = 15
+
+# issue 16: these lessons are split next; remove each as it meets the limits
+OVER_UNTIL_SPLIT = {
+    "01_devices",
+    "05_timing_device_work",
+    "06_gpu_memory",
+    "07_mixed_precision",
+    "08_training_loop",
+    "09_distributed_data_parallel",
+}
+
+GENERATED_MARKDOWN = ("header", "footer")
+EXERCISES = re.compile(r"^##\s+Exercises\b", re.MULTILINE)
+FENCE_LANGUAGE = re.compile(r"^(\s*(?:`{3,}|~{3,}))[^\n`]*$", re.MULTILINE)
+MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]*)[^)]*\)")
+HTML_IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+HTML_SRC = re.compile(r"""\bsrc\s*=\s*["']?([^"'\s>]*)""", re.IGNORECASE)
+LINK_TARGET = re.compile(r"\]\([^)]*\)")
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+WORD = re.compile(r"\w")
+BADGE_HOSTS = ("img.shields.io", "colab.research.google.com", "kaggle.com")
+PREDICT = re.compile(r"^\s*\*\*Predict\b", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What tools.lesson_figures measures in one notebook (the module's docstring defines each)."""
+
+    path: Path
+    words: int
+    code_lines: int
+    longest_cell: int
+    longest_cell_id: str | None
+    diagrams: int
+    predicts: int
+    minutes: int | None
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def is_lesson(self) -> bool:
+        return bool(LESSON_NAME.match(self.path.name)) and self.path.parent.name != SOLUTIONS.name
+
+    def over(self) -> list[str]:
+        """Each limit this notebook is past, in words ("2,312 words > 1,800")."""
+        out = []
+        if self.words > MAX_WORDS:
+            out.append(f"{self.words:,} words > {MAX_WORDS:,}")
+        if self.code_lines > MAX_CODE_LINES:
+            out.append(f"{self.code_lines} lines of code in view > {MAX_CODE_LINES}")
+        if self.longest_cell > MAX_CELL_LINES:
+            out.append(f"cell {self.longest_cell_id} has {self.longest_cell} lines > {MAX_CELL_LINES}")
+        return out
+
+
+def prose(source: str) -> str:
+    """A markdown cell's text as a reader reads it: no link targets, images, tags or fence languages."""
+    text = FENCE_LANGUAGE.sub(r"\1", source)
+    text = MD_IMAGE.sub(" ", text)
+    text = HTML_COMMENT.sub(" ", text)
+    text = HTML_TAG.sub(" ", text)
+    return LINK_TARGET.sub("]", text)
+
+
+def count_words(source: str) -> int:
+    """The words of one markdown text (the module's docstring says what counts as one)."""
+    return sum(1 for piece in prose(source).split() if WORD.search(piece))
+
+
+def images(source: str) -> list[str]:
+    """The source (URL or path) of each image in a markdown text, in order."""
+    found = [(m.start(), m.group(1)) for m in MD_IMAGE.finditer(source)]
+    for m in HTML_IMAGE.finditer(source):
+        src = HTML_SRC.search(m.group())
+        found.append((m.start(), src.group(1) if src else ""))
+    return [src for _, src in sorted(found)]
+
+
+def is_badge(src: str) -> bool:
+    return any(host in src for host in BADGE_HOSTS)
+
+
+COLLAPSE_MARKS = ("jupyter.source_hidden", "cellView: form", "hide-input tag")
+
+
+def collapse_marks(cell: nbformat.NotebookNode) -> list[str]:
+    """Which of the three collapsing marks (JupyterLab, Colab, myst-nb) a code cell carries."""
+    meta = cell.get("metadata", {})
+    have = [meta.get("jupyter", {}).get("source_hidden") is True, meta.get("cellView") == "form",
+            "hide-input" in meta.get("tags", [])]
+    return [mark for mark, yes in zip(COLLAPSE_MARKS, have, strict=True) if yes]
+
+
+def non_blank(source: str) -> int:
+    return sum(1 for line in source.splitlines() if line.strip())
+
+
+def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
+    """The figures of the notebook at `path` (or of `nb`, named `path`)."""
+    nb = nb if nb is not None else read(path)
+    words = diagrams = predicts = code_lines = longest = 0
+    longest_id = None
+    minutes = None
+    problems = []
+    in_exercises = False
+    for cell in nb.cells:
+        cell_id = cell.get("id")
+        if cell.cell_type == "markdown":
+            if cell_id == "header":
+                facts = FACTS.search(cell.source)
+                minutes = int(facts.group(2)) if facts else None
+                diagrams += sum(1 for src in images(cell.source) if not is_badge(src))
+                continue
+            if cell_id == "footer":
+                continue
+            diagrams += len(images(cell.source))
+            predicts += bool(PREDICT.search(cell.source))
+            text = cell.source
+            if not in_exercises and (m := EXERCISES.search(text)):
+                words += count_words(text[:m.start()])
+                in_exercises = True
+            elif not in_exercises:
+                words += count_words(text)
+        elif cell.cell_type == "code" and cell_id != "setup":
+            marks = collapse_marks(cell)
+            if len(marks) == len(COLLAPSE_MARKS):
+                continue
+            if marks:
+                missing = [m for m in COLLAPSE_MARKS if m not in marks]
+                problems.append(f"cell {cell_id} is collapsed only in part: it has {', '.join(marks)} "
+                                f"but not {', '.join(missing)}")
+            lines = non_blank(cell.source)
+            code_lines += lines
+            if lines > longest:
+                longest, longest_id = lines, cell_id
+    return Figures(path, words, code_lines, longest, longest_id, diagrams, predicts, minutes, tuple(problems))
+
+
+def notebooks() -> list[Path]:
+    """Every lesson, then every solutions notebook, in reading order."""
+    return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb"))
+
+
+def status(f: Figures, over_until_split: set[str]) -> str:
+    over = f.over()
+    if not f.is_lesson:
+        return "over (not checked)" if over else "ok"
+    if f.name in over_until_split:
+        return "over (to split)" if over else "meets the limits (remove from OVER_UNTIL_SPLIT)"
+    return "OVER" if over else "ok"
+
+
+def render(figures: list[Figures], over_until_split: set[str]) -> str:
+    header = ("notebook", "minutes", "words", "code", "longest", "diagrams", "predict", "status")
+    rows = [(display(f.path), "-" if f.minutes is None else str(f.minutes), f"{f.words:,}", str(f.code_lines),
+             str(f.longest_cell), str(f.diagrams), str(f.predicts), status(f, over_until_split))
+            for f in figures]
+    limits = (f"limits for a lesson: words <= {MAX_WORDS:,} (prose, exercises excepted), code <= {MAX_CODE_LINES} "
+              f"lines in view, longest <= {MAX_CELL_LINES} lines (python -m tools.lesson_figures --help)")
+    return table(header, rows) + "\n" + limits
+
+
+def display(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def check(figures: list[Figures], over_until_split: set[str]) -> list[str]:
+    """What fails `--check`: a lesson over a limit that the set does not name, a lesson the set names
+    that meets every limit now (so that the set only shrinks), a name in the set that is no lesson,
+    and a cell collapsed only in part (in any notebook)."""
+    failures = []
+    lessons = {f.name for f in figures if f.is_lesson}
+    for f in figures:
+        failures += [f"{display(f.path)}: {p}" for p in f.problems]
+        if not f.is_lesson:
+            continue
+        over = f.over()
+        if over and f.name not in over_until_split:
+            failures.append(f"{display(f.path)} is over the limits: {'; '.join(over)} "
+                            "(split the lesson, or collapse helper and check cells)")
+        elif not over and f.name in over_until_split:
+            failures.append(f"{display(f.path)} meets every limit now: remove {f.name!r} from "
+                            "OVER_UNTIL_SPLIT in tools/lesson_figures.py")
+    failures += [f"OVER_UNTIL_SPLIT names {name!r}, which is no lesson: remove it"
+                 for name in sorted(over_until_split - lessons)]
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.lesson_figures", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 naming each lesson over a limit")
+    args = parser.parse_args(argv)
+    figures = [measure(path) for path in notebooks()]
+    print(render(figures, OVER_UNTIL_SPLIT))
+    problems = [f"{display(f.path)}: {p}" for f in figures for p in f.problems]
+    if problems:
+        print("\nproblems:\n" + "\n".join(problems))
+    failures = check(figures, OVER_UNTIL_SPLIT)
+    if args.check and failures:
+        print(f"\nlesson figures: {len(failures)} to fix\n" + "\n".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
