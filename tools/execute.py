@@ -42,7 +42,7 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Strip what differs between runs and machines but teaches nothing."""
     set_metadata(nb)
     for cell in nb.cells:
-        # Keep what the series sets on purpose: nbval's tags, the setup cell's collapsed display.
+        # Keep what the series sets on purpose: nbval's tags, the collapsed display (setup, helper and check cells).
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags", "cellView", "jupyter") and v}
         for out in cell.get("outputs", []):
             if out.output_type == "error":
