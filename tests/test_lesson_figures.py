@@ -10,7 +10,7 @@ import pytest
 
 from tools import lesson_figures, sync_notebooks
 from tools.lesson_figures import MAX_CELL_LINES, MAX_CODE_LINES, MAX_WORDS, check, count_words, measure
-from tools.series import ROOT
+from tools.series import NOTEBOOKS, ROOT
 
 BADGES = sync_notebooks.badges(ROOT / "notebooks" / "01_scratch.ipynb")  # the generated header's badges
 HEADER = f"# 01 · Scratch\n\n*A purpose.*\n\n{BADGES}\n\n**Runs on:** CPU · 1 GPU. **Time:** about 25 minutes."
@@ -152,7 +152,7 @@ def test_the_check_fails_on_a_lesson_in_the_set_that_meets_the_limits_and_on_a_n
 
 def test_the_command_exits_1_on_the_scratch_series_and_0_once_the_big_lesson_is_in_the_set(scratch, monkeypatch,
                                                                                               capsys):
-    monkeypatch.setattr(lesson_figures, "notebooks", lambda: [f.path for f in scratch])
+    monkeypatch.setattr(lesson_figures, "all_notebooks", lambda: [f.path for f in scratch])
     monkeypatch.setattr(lesson_figures, "OVER_UNTIL_SPLIT", set())
     assert lesson_figures.main(["--check"]) == 1
     assert "02_big.ipynb is over the limits" in capsys.readouterr().err
@@ -162,5 +162,5 @@ def test_the_command_exits_1_on_the_scratch_series_and_0_once_the_big_lesson_is_
 
 
 def test_every_name_in_the_set_is_a_lesson_of_the_series():
-    lessons = {p.stem for p in lesson_figures.NOTEBOOKS.glob("*.ipynb")}
+    lessons = {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
     assert lesson_figures.OVER_UNTIL_SPLIT <= lessons

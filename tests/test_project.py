@@ -9,15 +9,12 @@ import sys
 import sysconfig
 import tomllib
 
+from tools.lock import normalise
 from tools.series import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 GROUPS = PYPROJECT["dependency-groups"]
 NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
-def normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def group(name: str) -> list[str]:

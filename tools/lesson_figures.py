@@ -40,7 +40,8 @@ from pathlib import Path
 
 import nbformat
 
-from tools.series import FACTS, LESSON_NAME, NOTEBOOKS, ROOT, SOLUTIONS, read, table
+from tools.series import FACTS, LESSON_NAME, ROOT, SOLUTIONS, all_notebooks, read, table
+from tools.sync_notebooks import COLLAPSE_MARKS, collapse_marks
 
 MAX_WORDS = 1800
 MAX_CODE_LINES = 120
@@ -131,17 +132,6 @@ def is_badge(src: str) -> bool:
     return any(host in src for host in BADGE_HOSTS)
 
 
-COLLAPSE_MARKS = ("jupyter.source_hidden", "cellView: form", "hide-input tag")
-
-
-def collapse_marks(cell: nbformat.NotebookNode) -> list[str]:
-    """Which of the three collapsing marks (JupyterLab, Colab, myst-nb) a code cell carries."""
-    meta = cell.get("metadata", {})
-    have = [meta.get("jupyter", {}).get("source_hidden") is True, meta.get("cellView") == "form",
-            "hide-input" in meta.get("tags", [])]
-    return [mark for mark, yes in zip(COLLAPSE_MARKS, have, strict=True) if yes]
-
-
 def non_blank(source: str) -> int:
     return sum(1 for line in source.splitlines() if line.strip())
 
@@ -185,11 +175,6 @@ def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
             if lines > longest:
                 longest, longest_id = lines, cell_id
     return Figures(path, words, code_lines, longest, longest_id, diagrams, predicts, minutes, tuple(problems))
-
-
-def notebooks() -> list[Path]:
-    """Every lesson, then every solutions notebook, in reading order."""
-    return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb"))
 
 
 def status(f: Figures, over_until_split: set[str]) -> str:
@@ -242,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="exit 1 naming each lesson over a limit")
     args = parser.parse_args(argv)
-    figures = [measure(path) for path in notebooks()]
+    figures = [measure(path) for path in all_notebooks()]
     print(render(figures, OVER_UNTIL_SPLIT))
     problems = [f"{display(f.path)}: {p}" for f in figures for p in f.problems]
     if problems:

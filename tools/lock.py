@@ -37,8 +37,8 @@ def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def series_config() -> dict[str, str]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["series"]
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def pins(freeze: str) -> list[str]:
@@ -54,9 +54,11 @@ def pins(freeze: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    project = pyproject()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default=sys.executable, help="the Python to lock for (default: this one)")
-    parser.add_argument("--torch", default=series_config()["torch-default"], help="torch release to resolve with")
+    parser.add_argument("--torch", default=project["tool"]["series"]["torch-default"],
+                        help="torch release to resolve with")
     parser.add_argument("--index-url", help="where to take torch from (e.g. PyTorch's CPU index)")
     args = parser.parse_args(argv)
 
@@ -68,8 +70,7 @@ def main(argv: list[str]) -> int:
         subprocess.run([*pip, "--upgrade", "pip"], check=True)  # --group needs pip 25.1 or newer
         subprocess.run([*pip, "--no-deps", f"torch=={args.torch}",
                         *(["--index-url", args.index_url] if args.index_url else [])], check=True)
-        groups = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["dependency-groups"]
-        subprocess.run([*pip, *(f"--group={name}" for name in groups)], check=True, cwd=ROOT)
+        subprocess.run([*pip, *(f"--group={name}" for name in project["dependency-groups"])], check=True, cwd=ROOT)
         freeze = subprocess.run([py, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"], check=True,
                                 capture_output=True, text=True).stdout
         version = subprocess.run([py, "-c", "import platform; print(platform.python_version())"], check=True,

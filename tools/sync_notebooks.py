@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import copy
 import re
 import sys
 from collections.abc import Callable
@@ -79,7 +78,6 @@ except (OSError, ValueError) as err:  # an HTTPError is the host's answer, a URL
         advice = "Check that URL, or point GPU_LESSONS_URL at a utils.py you have."
     raise RuntimeError(f"Could not fetch {{url}}: {{why}}. {{advice}}") from None
 sys.path.insert(0, folder)  # first on the path, before your own folder, and inherited by workers started by spawning"""
-SETUP_METADATA = {"cellView": "form", "jupyter": {"source_hidden": True}, "tags": ["hide-input"]}
 
 # Collapsed cells (STYLE 14-15): the setup cell, every `#@save` helper and every check cell (its first line
 # `# Checks...` or `# Check...`), each in place under the sentence above it that says what it does. Collapsed in
@@ -118,6 +116,17 @@ def collapsed(cell: nbformat.NotebookNode) -> bool:
     first = source.splitlines()[0] if source else ""
     return (cell.get("id") == "setup" or first.startswith("#@save")
             or (bool(CHECK_LINE.match(first)) and not shows_output(cell.source)))
+
+
+COLLAPSE_MARKS = ("jupyter.source_hidden", "cellView: form", "hide-input tag")
+
+
+def collapse_marks(cell: nbformat.NotebookNode) -> list[str]:
+    """Which of the three collapse markers (JupyterLab, Colab, myst-nb) a code cell carries."""
+    meta = cell.get("metadata", {})
+    have = [meta.get("jupyter", {}).get("source_hidden") is True, meta.get("cellView") == "form",
+            COLLAPSE_TAG in meta.get("tags", [])]
+    return [mark for mark, yes in zip(COLLAPSE_MARKS, have, strict=True) if yes]
 
 
 def set_collapsed(cell: nbformat.NotebookNode, collapse: bool) -> None:
@@ -172,10 +181,9 @@ def apply(nb: nbformat.NotebookNode, generated: dict[str, str]) -> str:
             nb.cells.insert(len(nb.cells) if position is None else position, cell)
         cell.source = generated[cell_id]
         if cell_id == "setup":
-            cell.metadata = copy.deepcopy(SETUP_METADATA)
+            cell.metadata = {}  # the collapse markers below, and nothing else
     for cell in nb.cells:
-        if cell.get("id") != "setup":
-            set_collapsed(cell, collapsed(cell))
+        set_collapsed(cell, collapsed(cell))
     set_metadata(nb)
     return dumps(nb)
 
