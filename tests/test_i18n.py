@@ -294,3 +294,56 @@ def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_transl
     assert check.returncode == 0, check.stdout
     zh = {c.id: c for c in nbformat.read(repo / "notebooks/zh/02_tensors_on_devices.ipynb", as_version=4).cells}
     assert zh[cell.id].source.endswith("再补充一句关于张量的话。") and "# 张量现在在哪里？" in zh[code.id].source
+
+
+def test_splitting_and_renaming_a_lesson_keeps_every_translation(tmp_path, series_at, capsys):
+    """A lesson split in two and renamed, in a scratch copy: `make sync` gives every moved cell the
+    translation it had (none stale, none lost), the new lesson's own header alone is new, and the
+    old lesson's translation files are removed."""
+    repo = tmp_path / "repo"
+    for name in ("README.md", "README.zh-CN.md", "utils.py", "i18n/zh/README.po", "i18n/zh/glossary.md",
+                 "notebooks/02_tensors_on_devices.ipynb", "i18n/zh/02_tensors_on_devices.po"):
+        for rel in (name, name.replace("02_tensors_on_devices.", "solutions/02_tensors_on_devices_solutions.")):
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / rel, repo / rel)
+    books = repo / "notebooks"
+    before = polib.pofile(str(repo / "i18n/zh/02_tensors_on_devices.po"))
+    translated = {(e.msgctxt, e.msgid): e.msgstr for e in before if e.msgstr and "fuzzy" not in e.flags}
+    nb = nbformat.read(books / "02_tensors_on_devices.ipynb", as_version=4)
+    half = len(nb.cells) // 2
+    first, second = nbformat.v4.new_notebook(cells=nb.cells[:half]), nbformat.v4.new_notebook(cells=nb.cells[half:])
+    opening = nbformat.v4.new_markdown_cell("# More tensors\n\n*The second half.*\n\n"
+                                            "**Runs on:** CPU. **Time:** about 10 minutes.")
+    second.cells.insert(0, opening)
+    (books / "02_tensors_on_devices.ipynb").unlink()
+    (books / "solutions/02_tensors_on_devices_solutions.ipynb").rename(books / "solutions/02_tensors_first_solutions.ipynb")
+    nbformat.write(first, books / "02_tensors_first.ipynb")
+    nbformat.write(second, books / "03_tensors_second.ipynb")
+    series_at(repo)
+
+    assert sync_notebooks.main([]) == 0
+    out = capsys.readouterr().out
+    assert "i18n/zh/02_tensors_on_devices.po (removed)" in out
+    assert "i18n/zh/solutions/02_tensors_on_devices_solutions.po (removed)" in out
+    after = {}
+    for name in ("02_tensors_first", "03_tensors_second", "solutions/02_tensors_first_solutions"):
+        after |= {(e.msgctxt, e.msgid): e for e in polib.pofile(str(repo / f"i18n/zh/{name}.po"))}
+    kept = {key: msgstr for key, msgstr in translated.items() if key in after}
+    assert len(kept) >= len(translated) - 3  # all but the facts of the old header (title, purpose, runs-on)
+    assert all(after[key].msgstr == msgstr and "fuzzy" not in after[key].flags for key, msgstr in kept.items())
+    problems = [p for p in sync_notebooks.translation_problems() if p.startswith("i18n/zh/03_tensors_second.po")]
+    assert problems and all("[title]" in p or "[purpose]" in p or "[runs-on]" in p for p in problems), problems
+    zh = nbformat.read(repo / "notebooks/zh/03_tensors_second.ipynb", as_version=4)
+    assert not any(i18n.UNTRANSLATED in c.source for c in zh.cells if c.get("id") not in i18n.GENERATED_CELLS)
+
+
+def test_a_python_file_written_by_writefile_is_python_to_the_i18n_tools():
+    """`%%writefile train.py`: the script's comments are translated, its code must stay equal."""
+    en = "%%writefile {workdir}/train.py\nimport torch  # the library\n# set up the group\nx = '# data'\n"
+    assert [c.text for c in i18n.comments(en)] == ["the library", "set up the group"]
+    zh = i18n.translate_comments(en, lambda c: {"the library": "库", "set up the group": "建立进程组"}[c.text])
+    assert "# 库" in zh and "# 建立进程组" in zh and "'# data'" in zh
+    assert i18n.code_without_comments(en) == i18n.code_without_comments(zh)
+    assert i18n.code_without_comments(en) != i18n.code_without_comments(en.replace("x = ", "y = "))
+    assert i18n.code_without_comments(en) != i18n.code_without_comments(en.replace("train.py", "other.py"))
+    assert i18n.comments("%%writefile notes.txt\n# not Python\n") == ()  # another file: text as written

@@ -153,10 +153,17 @@ def python_of(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
+# `%%writefile [-a] path.py`: a script the learner reads as a file (its comments get translated).
+WRITEFILE_PY = re.compile(r"%%writefile(?:\s+-a)?\s+\S+\.py[ \t]*(?:\n|$)")
+
+
 def magic_rows(source: str) -> set[int]:
     """Rows (0-based) that are IPython syntax: `%magic`/`!shell` lines and their continuations.
-    A whole cell magic (`%%time`, `%%writefile`) is not Python at all: every row."""
+    A whole cell magic (`%%time`) is not Python at all: every row; but the body of
+    `%%writefile x.py` is a Python file, read as Python (its first row alone is the magic)."""
     lines = source.split("\n")
+    if WRITEFILE_PY.match(source):  # a Python file the lesson writes: its body is Python
+        return {0}
     if source.lstrip().startswith("%%"):
         return set(range(len(lines)))
     rows, continuing = set(), False
@@ -252,6 +259,9 @@ def code_without_comments(source: str) -> list[tuple[int, str]]:
 
     Directive comments stay (they must be identical in both editions).
     """
+    if WRITEFILE_PY.match(source):  # the magic's line as written, then the file's Python
+        head, _, body = source.partition("\n")
+        return [(tokenize.STRING, head.rstrip()), *code_without_comments(body)]
     out = []
     for t in tokenize.generate_tokens(io.StringIO(python_of(source)).readline):
         if t.type == tokenize.NL:
@@ -357,20 +367,42 @@ def po_text(po: polib.POFile) -> str:
     return str(po) + "\n"
 
 
-def merge(old: polib.POFile, units: list[Unit]) -> polib.POFile:
+def released(old: dict[Path, polib.POFile], wanted: dict[Path, list[Unit]]) -> list[polib.POEntry]:
+    """The translated entries no unit of any file wants as they are: a cell whose English changed,
+    in its own notebook or on its way to another (a renamed or split notebook's file is in ``old``,
+    not in ``wanted``). `merge` offers them, fuzzy, to the cell with their id."""
+    keep = {(u.ctx, u.msgid) for units in wanted.values() for u in units}  # an exact home somewhere
+    return [e for po in old.values() for e in po
+            if not e.obsolete and e.msgstr.strip() and (e.msgctxt, e.msgid) not in keep]
+
+
+def merge(old: polib.POFile, units: list[Unit], moved: list[polib.POEntry] = (),
+          known: list[polib.POEntry] = ()) -> polib.POFile:
     """A .po file for these units, keeping every translation that still applies (as msgmerge).
 
     An entry whose English changed keeps its old translation, flagged fuzzy, with the old English
     as previous msgid: the translator sees exactly what changed, and the checks fail until done.
+    ``known`` are every file's entries: a cell moved from another notebook brings its translation,
+    and a cell copied from one (the same English under a new id) takes the translation that English
+    already has. ``moved`` are the entries no file wants as they are (`released`): a cell moved
+    and edited on the way gets its old translation, fuzzy.
     """
-    exact = {(e.msgctxt, e.msgid): e for e in old if not e.obsolete}
+    old = [e for e in old if not e.obsolete]
+    own = {(e.msgctxt, e.msgid) for e in old}
+    moved = [e for e in moved if (e.msgctxt, e.msgid) not in own]
+    # this file's own entry first, then the same cell and English in another file (a moved cell)
+    exact = {(e.msgctxt, e.msgid): e for e in [*known, *old] if e.msgstr.strip() or e in old}
     # The same English elsewhere (a cell whose id changed, a comment repeated): the same translation.
-    same_text = {e.msgid: e for e in old if not e.obsolete and e.msgstr and "fuzzy" not in e.flags}
+    same_text = {e.msgid: e for e in [*known, *moved, *old] if e.msgstr and "fuzzy" not in e.flags}
     wanted = {(u.ctx, u.msgid) for u in units}
     leftovers: dict[str, list[polib.POEntry]] = {}
     for e in old:
-        if not e.obsolete and (e.msgctxt, e.msgid) not in wanted:
+        if (e.msgctxt, e.msgid) not in wanted:
             leftovers.setdefault(e.msgctxt, []).append(e)
+    # A moved cell edited on the way: its old translation, fuzzy (never another lesson's title).
+    for e in moved:
+        if e.msgctxt not in FACTS and e.msgctxt not in leftovers:
+            leftovers.setdefault("moved:" + e.msgctxt, []).append(e)
     new = polib.POFile(wrapwidth=0)
     new.metadata = dict(HEADER_METADATA)
     for u in units:
@@ -385,8 +417,8 @@ def merge(old: polib.POFile, units: list[Unit]) -> polib.POFile:
         elif u.msgid in same_text:
             e = same_text[u.msgid]
             entry.msgstr, entry.flags, entry.tcomment = e.msgstr, list(e.flags), e.tcomment
-        elif leftovers.get(u.ctx):
-            candidates = leftovers[u.ctx]
+        elif leftovers.get(u.ctx) or leftovers.get("moved:" + u.ctx):
+            candidates = leftovers.get(u.ctx) or leftovers["moved:" + u.ctx]
             best = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, u.msgid).ratio())
             if u.kind in ("markdown", "fact", "document") or \
                     difflib.SequenceMatcher(None, best.msgid, u.msgid).ratio() >= 0.5:

@@ -492,7 +492,7 @@ def build() -> tuple[dict, list[str]]:
     series = lessons()
     out, problems = {}, []
     terms = i18n.glossary()
-    english, parsed, pos = {}, {}, {}
+    english, parsed, units = {}, {}, {}
     facts = english_facts(series)
     for k, lesson in enumerate(series):
         english[lesson.path] = apply(read(lesson.path), lesson_cells(facts, k))
@@ -500,7 +500,15 @@ def build() -> tuple[dict, list[str]]:
         english[lesson.solutions] = apply(solutions, solution_cells(facts, k))
         for path, header in ((lesson.path, lesson), (lesson.solutions, None)):
             parsed[path] = nbformat.reads(english[path], as_version=4)
-            pos[path] = i18n.merge(i18n.load(i18n.po_path(path)), i18n.notebook_units(parsed[path], header))
+            units[i18n.po_path(path)] = i18n.notebook_units(parsed[path], header)
+    # Every translation file as it is, the ones a renamed or split notebook left behind included:
+    # a cell that moved between notebooks takes its translation along.
+    old = {po: i18n.load(po) for po in sorted(set(units) | set(i18n.I18N.glob("*.po"))
+                                              | set(i18n.I18N.glob("solutions/*.po")))
+           if po not in {d.po for d in i18n.documents()}}
+    moved = i18n.released(old, units)
+    known = [e for po in old.values() for e in po if not e.obsolete]
+    pos = {path: i18n.merge(old[i18n.po_path(path)], units[i18n.po_path(path)], moved, known) for path in parsed}
     out.update(english)
     readme = ROOT / "README.md"
     out[readme] = apply_readme(readme.read_text(encoding="utf-8"), series)
