@@ -316,7 +316,8 @@ def test_splitting_and_renaming_a_lesson_keeps_every_translation(tmp_path, serie
                                             "**Runs on:** CPU. **Time:** about 10 minutes.")
     second.cells.insert(0, opening)
     (books / "02_tensors_on_devices.ipynb").unlink()
-    (books / "solutions/02_tensors_on_devices_solutions.ipynb").rename(books / "solutions/02_tensors_first_solutions.ipynb")
+    solutions = books / "solutions"
+    (solutions / "02_tensors_on_devices_solutions.ipynb").rename(solutions / "02_tensors_first_solutions.ipynb")
     nbformat.write(first, books / "02_tensors_first.ipynb")
     nbformat.write(second, books / "03_tensors_second.ipynb")
     series_at(repo)
