@@ -38,6 +38,7 @@ from torch.utils.data import Dataset
 __all__ = [
     "DigitsDataset",
     "StepTimes",
+    "Timing",
     "autocast_dtype",
     "checked_device",
     "copy_bandwidth_gbps",
@@ -46,6 +47,7 @@ __all__ = [
     "digits_split",
     "driver_cuda_version",
     "evaluate",
+    "format_seconds",
     "free_port",
     "gpu_peaks",
     "hardware_summary",
@@ -383,7 +385,7 @@ def model_device(net: nn.Module) -> torch.device:
     return devices.pop()
 
 
-# --- Lesson 05: Timing device work honestly (notebooks/05_timing_device_work.ipynb) ---------------
+# --- Lesson 05: Asynchronous GPU work and honest timing (notebooks/05_asynchronous_gpu_work.ipynb) ---
 
 
 # From cell timing-05
@@ -460,8 +462,31 @@ def median_seconds(fn: Callable[[], object], device: torch.device, min_run_time:
     return _time_calls(fn, device, min_run_time, at_least_four_blocks=False)[0]
 
 
+def format_seconds(seconds: float, unit: str | None = None) -> str:
+    """``seconds`` as the series prints a time: ``12.3 ms``, in ``unit`` (s, ms, µs, ns) if given,
+    else in the largest unit that keeps the number at least 1; three significant digits."""
+    scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+    if unit is None:
+        unit = next((u for u, f in scale.items() if abs(seconds) >= f), "ns")
+    if unit not in scale:
+        raise ValueError(f"unit must be one of {', '.join(scale)}, got {unit!r}")
+    value = seconds / scale[unit]
+    return f"{value:.{max(0, 2 - int(math.floor(math.log10(abs(value)))))}f} {unit}" if value else f"0 {unit}"
+
+
+class Timing(NamedTuple):
+    """A median and an interquartile range (IQR), in seconds; prints as ``2.82 ms (IQR 0.04 ms)``."""
+
+    median: float
+    iqr: float
+
+    def __str__(self) -> str:
+        unit = format_seconds(self.median).split()[-1]
+        return f"{format_seconds(self.median)} (IQR {format_seconds(self.iqr, unit)})"
+
+
 def median_and_iqr_seconds(fn: Callable[[], object], device: torch.device,
-                           min_run_time: float = 0.2) -> tuple[float, float]:
+                           min_run_time: float = 0.2) -> Timing:
     """Return the median and the interquartile range (IQR), in seconds, of one call of ``fn()``.
 
     Times ``fn`` as ``median_seconds`` does (a warm-up, ``synchronize(device)`` after every
@@ -469,9 +494,13 @@ def median_and_iqr_seconds(fn: Callable[[], object], device: torch.device,
     of calls have been timed (and ``min_run_time`` seconds, at most ten), so that the IQR,
     the spread of the middle half of the per-call times, means something: a difference
     between two medians smaller than their IQRs is noise. The same on every machine; the
-    same errors for bad input as ``median_seconds``.
+    same errors for bad input as ``median_seconds``. The result unpacks as ``median, iqr`` and
+    prints as every timing of the series does: ``2.82 ms (IQR 0.04 ms)``.
     """
-    return _time_calls(fn, device, min_run_time, at_least_four_blocks=True)
+    return Timing(*_time_calls(fn, device, min_run_time, at_least_four_blocks=True))
+
+
+# --- Lesson 06: Where a GPU pays off (notebooks/06_where_a_gpu_pays_off.ipynb) --------------------
 
 
 # From cell timing-15
@@ -658,31 +687,7 @@ def log_on_device(m: torch.Tensor, steps: int = 1000) -> list[float]:
     return torch.stack(log).tolist()                          # one copy, at the end
 
 
-# From cell timing-26
-def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking: bool = False,
-                        min_run_time: float = 0.1) -> float:
-    """Return the bandwidth, in GB/s, of copying ``source`` to ``target`` (a new copy each call).
-
-    Times ``source.to(target, non_blocking=non_blocking, copy=True)`` with ``median_seconds``,
-    waiting for both devices after each copy, so the time covers the whole transfer even
-    with ``non_blocking=True`` (which frees the host, not the link). CPU to CPU: a copy
-    within main memory. CPU to a CUDA GPU: over the host link; a pinned ``source``
-    (``pin_memory()``) skips the driver's staging copy. CPU to MPS: a copy within the
-    Mac's unified memory. Raises ``TypeError`` if ``source`` is not a tensor.
-    """
-    if not isinstance(source, torch.Tensor):
-        raise TypeError(f"source must be a tensor, got {type(source).__name__}")
-    target = torch.device(target)
-
-    def copy() -> None:
-        source.to(target, non_blocking=non_blocking, copy=True)
-        synchronize(source.device)
-
-    seconds = median_seconds(copy, target, min_run_time)
-    return source.numel() * source.element_size() / seconds / 1e9
-
-
-# --- Lesson 06: GPU memory (notebooks/06_gpu_memory.ipynb) ----------------------------------------
+# --- Lesson 07: GPU memory: allocated, reserved and the peak (notebooks/07_gpu_memory.ipynb) ------
 
 
 # From cell memory-08
@@ -781,6 +786,9 @@ def release_cached_memory(device: torch.device | str) -> None:
         torch.cuda.empty_cache()
     elif device.type == "mps":
         torch.mps.empty_cache()
+
+
+# --- Lesson 08: Out of memory, and errors that arrive late (notebooks/08_out_of_memory.ipynb) -----
 
 
 # From cell memory-25
@@ -934,7 +942,7 @@ def _bytes_needed(needed: object, device: torch.device) -> int:
     return needed
 
 
-# --- Lesson 07: Mixed precision (notebooks/07_mixed_precision.ipynb) ------------------------------
+# --- Lesson 09: Mixed precision (notebooks/09_mixed_precision.ipynb) ------------------------------
 
 
 # From cell precision-26
@@ -1051,7 +1059,7 @@ def kept_for_backward(model: nn.Module, inputs: torch.Tensor, targets: torch.Ten
     return sum(sizes.values())
 
 
-# --- Lesson 08: Feeding the GPU: a full training loop (notebooks/08_training_loop.ipynb) ----------
+# --- Lesson 11: Feeding the GPU: Dataset, DataLoader and workers (notebooks/11_data_loading.ipynb) ---
 
 
 # From cell loop-04
@@ -1225,6 +1233,33 @@ def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | 
     return device
 
 
+# --- Lesson 12: A full training loop on the GPU (notebooks/12_training_loop.ipynb) ----------------
+
+
+# From cell timing-26
+def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking: bool = False,
+                        min_run_time: float = 0.1) -> float:
+    """Return the bandwidth, in GB/s, of copying ``source`` to ``target`` (a new copy each call).
+
+    Times ``source.to(target, non_blocking=non_blocking, copy=True)`` with ``median_seconds``,
+    waiting for both devices after each copy, so the time covers the whole transfer even
+    with ``non_blocking=True`` (which frees the host, not the link). CPU to CPU: a copy
+    within main memory. CPU to a CUDA GPU: over the host link; a pinned ``source``
+    (``pin_memory()``) skips the driver's staging copy. CPU to MPS: a copy within the
+    Mac's unified memory. Raises ``TypeError`` if ``source`` is not a tensor.
+    """
+    if not isinstance(source, torch.Tensor):
+        raise TypeError(f"source must be a tensor, got {type(source).__name__}")
+    target = torch.device(target)
+
+    def copy() -> None:
+        source.to(target, non_blocking=non_blocking, copy=True)
+        synchronize(source.device)
+
+    seconds = median_seconds(copy, target, min_run_time)
+    return source.numel() * source.element_size() / seconds / 1e9
+
+
 # From cell loop-37
 def train_one_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optimizer,
                     device: torch.device | str) -> float:
@@ -1279,7 +1314,7 @@ def evaluate(model: nn.Module, loader: Iterable, device: torch.device | str) -> 
     return total.item() / count, correct.item() / count
 
 
-# --- Lesson 09: Training on several GPUs with DistributedDataParallel -----------------------------
+# --- Lesson 13: Training on several GPUs with DistributedDataParallel -----------------------------
 
 
 # From cell ddp-08
@@ -1435,6 +1470,9 @@ def _checked_launch_args(script: str | os.PathLike, nproc: int, nodes: int, extr
     if nodes > 1 and "--standalone" in extra_args:
         raise ValueError("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args")
     return script
+
+
+# --- Lesson 14: DDP in practice: checkpoints, speed, failures and several machines ----------------
 
 
 # From cell ddp-42

@@ -125,7 +125,7 @@ def test_lesson_pages_show_navigation_outputs_errors_and_plots(page, server):
     text = page.inner_text("article")
     assert "Contents" in text and "04 Models on devices >" in text and "< 02 Tensors on devices" in text
     assert "RuntimeError" in text and "not on the expected device" in text  # the error, shown for real
-    page.goto(server + "notebooks/05_timing_device_work.html", wait_until="load")
+    page.goto(server + "notebooks/06_where_a_gpu_pays_off.html", wait_until="load")
     plots = page.eval_on_selector_all("article img", "els => els.filter(e => e.naturalWidth > 300).length")
     assert plots >= 1, "the throughput plot is missing"
 
