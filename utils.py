@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import json
 import logging
 import math
 import os
@@ -66,6 +67,8 @@ __all__ = [
     "memory_stats",
     "model_device",
     "numpy_matmul_gflops",
+    "process_exists",
+    "read_reports",
     "release_cached_memory",
     "reset_peak_memory",
     "setup_advice",
@@ -77,6 +80,7 @@ __all__ = [
     "try_all_gpus",
     "try_gpu",
     "two_different_devices",
+    "write_ddp_extras",
 ]
 
 
@@ -215,7 +219,7 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
     if built is None:
         fix, cmd = install()
         return (f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch has"
-                f" no CUDA support: {fix} (lesson 01, section 6, explains the choice)."
+                f" no CUDA support: {fix} (lesson 15 explains the choice)."
                 + (f"\n    {cmd}" if cmd else ""))
     if built[0] > driver[0]:
         fix, cmd = install()
@@ -277,8 +281,8 @@ def hardware_summary() -> str:
         if not _has_kernels_for(capability, torch.cuda.get_arch_list()):
             lines.append(f"  This CUDA {torch.version.cuda} build has no code for this GPU (compute capability"
                          f" {capability[0]}.{capability[1]}): computing on it fails with 'no kernel image is"
-                         " available for execution on the device'. Lesson 01, section 6, says which build"
-                         " it needs.")
+                         " available for execution on the device'. Lesson 15 says which build it"
+                         " needs.")
     if not gpus and torch.backends.mps.is_available():
         gpus = ["mps:0"]
         lines.append("GPU mps:0: Apple GPU (MPS)")
@@ -405,6 +409,18 @@ def synchronize(device: torch.device) -> None:
         torch.mps.synchronize()
 
 
+def format_seconds(seconds: float, unit: str | None = None) -> str:
+    """``seconds`` as the series prints a time: ``12.3 ms``, in ``unit`` (s, ms, µs, ns) if given,
+    else in the largest unit that keeps the number at least 1; three significant digits."""
+    scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+    if unit is None:
+        unit = next((u for u, f in scale.items() if abs(seconds) >= f), "ns")
+    if unit not in scale:
+        raise ValueError(f"unit must be one of {', '.join(scale)}, got {unit!r}")
+    value = seconds / scale[unit]
+    return f"{value:.{max(0, 2 - math.floor(math.log10(abs(value))))}f} {unit}" if value else f"0 {unit}"
+
+
 # From cell timing-11
 def _time_calls(fn: Callable[[], object], device: torch.device, min_run_time: float,
                 at_least_four_blocks: bool) -> tuple[float, float]:
@@ -460,18 +476,6 @@ def median_seconds(fn: Callable[[], object], device: torch.device, min_run_time:
     a number, and ``ValueError`` if ``min_run_time`` is not positive.
     """
     return _time_calls(fn, device, min_run_time, at_least_four_blocks=False)[0]
-
-
-def format_seconds(seconds: float, unit: str | None = None) -> str:
-    """``seconds`` as the series prints a time: ``12.3 ms``, in ``unit`` (s, ms, µs, ns) if given,
-    else in the largest unit that keeps the number at least 1; three significant digits."""
-    scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
-    if unit is None:
-        unit = next((u for u, f in scale.items() if abs(seconds) >= f), "ns")
-    if unit not in scale:
-        raise ValueError(f"unit must be one of {', '.join(scale)}, got {unit!r}")
-    value = seconds / scale[unit]
-    return f"{value:.{max(0, 2 - int(math.floor(math.log10(abs(value)))))}f} {unit}" if value else f"0 {unit}"
 
 
 class Timing(NamedTuple):
@@ -1349,6 +1353,71 @@ def _checked_device(device: torch.device | str, nproc: int) -> torch.device:
     return checked_device(device, exists=True)  # lesson 06's check
 
 
+# From cell ddp-58
+DDP_EXTRAS = """\
+\"\"\"What lesson 13's DDP script needs besides DDP: its data and model, a report, and a clean exit.\"\"\"
+import json
+import os
+import sys
+
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+NAMES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+def make_data(n=256, features=16, classes=4):
+    \"\"\"The same n examples in every process: seeded, made on the CPU, labelled by a fixed "teacher".\"\"\"
+    g = torch.Generator().manual_seed(0)
+    inputs = torch.randn(n, features, generator=g)
+    labels = (inputs @ torch.randn(features, classes, generator=g)).argmax(dim=1)
+    return TensorDataset(inputs, labels)
+
+
+def make_model(width=64, features=16, classes=4):
+    \"\"\"A small classifier with the same starting weights in every process.\"\"\"
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(features, width), nn.ReLU(), nn.Linear(width, classes))
+
+
+def report(folder, rank, **results):
+    \"\"\"Write rank<rank>.json into folder: torchrun's variables, this process's id, and results.\"\"\"
+    text = json.dumps({"env": {n: os.environ.get(n) for n in NAMES}, "pid": os.getpid(), **results})
+    with open(os.path.join(folder, f"rank{rank}.json"), "w") as file:
+        file.write(text)
+
+
+def exit_now():
+    \"\"\"End this process at once (call it after destroy_process_group): skip Python's shutdown,
+    where Gloo's threads once made a finished process abort (SIGABRT).\"\"\"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+"""
+
+
+def write_ddp_extras(folder: str | os.PathLike) -> Path:
+    """Write ``ddp_extras.py`` into ``folder`` (beside a lesson's DDP script, which imports it) and return its path.
+
+    The module holds what the lesson's scripts need besides DDP: lesson 13's ``make_data()`` (256
+    seeded examples, 16 features, 4 classes) and ``make_model()`` (a seeded two-layer classifier);
+    ``report(folder, rank, **results)``
+    writes ``rank<rank>.json`` (torchrun's variables, the process id, the results), and ``exit_now()``
+    ends the process without Python's shutdown. The same on every machine. Raises
+    ``FileNotFoundError`` if ``folder`` does not exist.
+    """
+    path = Path(folder, "ddp_extras.py")
+    path.write_text(DDP_EXTRAS)
+    return path
+
+
+def read_reports(folder: str | os.PathLike) -> list[dict]:
+    """Return the reports ``ddp_extras.report`` wrote into ``folder``, one dict per process, by ``RANK``."""
+    reports = [json.loads(p.read_text()) for p in Path(folder).glob("rank*.json")]
+    return sorted(reports, key=lambda r: int(r["env"]["RANK"]))
+
+
 # From cell ddp-19
 def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[str] = ("--standalone",),
            script_args: Sequence[str] = (), nodes: int = 1, timeout: float = 120.0,
@@ -1486,3 +1555,22 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# From cell ddp-45
+def process_exists(pid: int) -> bool:
+    """Return whether a process with id ``pid`` exists on this machine, without signalling it.
+
+    Linux and macOS: ``os.kill(pid, 0)``, which only checks (a process of another user counts
+    as existing). Windows, where that call would stop the process: ``tasklist``.
+    """
+    if sys.platform == "win32":
+        listed = subprocess.run(["tasklist", "/FI", f"PID eq {pid}", "/NH"], capture_output=True, text=True)
+        return str(pid) in listed.stdout
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, but belongs to someone else
+        return True
+    return True

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+import nbformat
+
 from tools import sync_notebooks
 from tools.series import REPO, ROOT, all_notebooks, lessons, read
 
@@ -91,7 +93,6 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
                                         "<!-- lessons:end -->\n")
     (tmp_path / "CONTRIBUTING.md").write_text("# Contributing\n\nThe [table](README.md#lessons).\n\n"
                                               "## Adding a lesson\n\nWrite [it](notebooks/99_trying.ipynb).\n")
-    import nbformat
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Trying things\n\n*Try a thing.*\n\n"
@@ -121,6 +122,7 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     assert "(notebooks/zh/99_trying.ipynb)" in zh_doc
     lesson = planned[nb_dir / "99_trying.ipynb"]
     assert "# 99 · Trying things" in lesson and '"id": "setup"' in lesson
+    assert "**Time:** about 5 minutes." in lesson  # no Run All recorded yet: the header's own figure
     skeleton = planned[nb_dir / "solutions" / "99_trying_solutions.ipynb"]
     assert "## Exercise 1" in skeleton and "## Exercise 2" in skeleton and "Solutions · 99 Trying things" in skeleton
     row = "| 99 | [Trying things](notebooks/99_trying.ipynb) | Try a thing. | 5 | CPU |"
@@ -171,3 +173,26 @@ def test_helper_and_check_cells_are_collapsed_everywhere_and_no_other_cell_is():
         zh = {c.get("id"): collapse_marks(c) for c in read(zh_path(path)).cells}
         assert zh == {c.get("id"): collapse_marks(c) for c in english}, f"zh/{path.name}: folds other cells"
     assert len(collapsed_somewhere) > 2 * len(all_notebooks())  # more than the setup cells
+
+
+def test_a_lessons_minutes_are_its_words_read_at_200_a_minute_plus_its_recorded_run_all_time(tmp_path, series_at,
+                                                                                             monkeypatch):
+    """`make outputs` records each lesson's Run All seconds; `make sync` states the minutes from them."""
+    from tools import execute, series
+
+    nb_dir = tmp_path / "notebooks"
+    nb_dir.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Trying things\n\n*Try a thing.*\n\n"
+                                              "**Runs on:** CPU. **Time:** about 45 minutes."),
+                nbformat.v4.new_markdown_cell(" ".join(["word"] * 1500))]  # 7.5 minutes of reading
+    series.write(nb, nb_dir / "99_trying.ipynb")
+    series_at(tmp_path)
+    monkeypatch.setattr(execute, "NOTEBOOKS", nb_dir)
+    lesson = series.lessons()[0]
+    assert sync_notebooks.minutes(lesson) == 45  # nothing recorded: the header's figure stays
+    execute.record("99_trying.ipynb", 140.04)  # 2.3 minutes of Run All
+    assert json.loads((nb_dir / "run_seconds.json").read_text()) == {"99_trying.ipynb": 140.0}
+    assert sync_notebooks.minutes(lesson) == 10  # 7.5 + 2.3 = 9.8, rounded up to 5
+    execute.record("99_trying.ipynb", 900)
+    assert sync_notebooks.minutes(lesson) == 25  # 7.5 + 15

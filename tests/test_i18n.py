@@ -254,6 +254,7 @@ def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_transl
         for rel in (name, name.replace("02_tensors_on_devices.", "solutions/02_tensors_on_devices_solutions.")):
             (repo / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(ROOT / rel, repo / rel)
+    shutil.copytree(ROOT / "diagrams", repo / "diagrams")
     lesson = repo / "notebooks" / "02_tensors_on_devices.ipynb"
     nb = nbformat.read(lesson, as_version=4)
     cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.id not in i18n.GENERATED_CELLS)
@@ -307,6 +308,7 @@ def test_splitting_and_renaming_a_lesson_keeps_every_translation(tmp_path, serie
             (repo / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(ROOT / rel, repo / rel)
     books = repo / "notebooks"
+    shutil.copytree(ROOT / "diagrams", repo / "diagrams")
     before = polib.pofile(str(repo / "i18n/zh/02_tensors_on_devices.po"))
     translated = {(e.msgctxt, e.msgid): e.msgstr for e in before if e.msgstr and "fuzzy" not in e.flags}
     nb = nbformat.read(books / "02_tensors_on_devices.ipynb", as_version=4)

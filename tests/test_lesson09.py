@@ -200,3 +200,28 @@ def test_launch_stops_every_process_when_the_timeout_passes(script, own_tempdir)
     assert len(pids) == 2, str(info.value)           # both processes had started
     assert not [pid for pid in pids if alive(pid)]
     assert list(own_tempdir.iterdir()) == []
+
+
+# write_ddp_extras, read_reports, process_exists (lessons 13 and 14) ------------------------------
+
+def test_ddp_extras_reports_what_each_process_saw_and_read_reports_sorts_them_by_rank(tmp_path, monkeypatch):
+    path = utils.write_ddp_extras(tmp_path)
+    assert path == tmp_path / "ddp_extras.py" and path.is_file()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import ddp_extras
+
+    for rank in (1, 0):  # written out of order, read back by RANK
+        monkeypatch.setenv("RANK", str(rank))
+        ddp_extras.report(str(tmp_path), rank, losses=[1.0, 0.5])
+    reports = utils.read_reports(tmp_path)
+    assert [r["env"]["RANK"] for r in reports] == ["0", "1"]
+    assert all(r["losses"] == [1.0, 0.5] and r["pid"] == os.getpid() for r in reports)
+    assert len(ddp_extras.make_data()) == 256 and ddp_extras.make_model()[0].in_features == 16
+
+
+def test_process_exists_sees_this_process_and_not_a_finished_one():
+    import subprocess
+
+    assert utils.process_exists(os.getpid())
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert not utils.process_exists(int(finished.stdout))

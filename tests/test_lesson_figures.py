@@ -70,6 +70,17 @@ def test_code_in_view_leaves_out_the_setup_cell_collapsed_cells_and_blank_lines(
     assert (f.code_lines, f.longest_cell, f.longest_cell_id, f.problems) == (11, 7, "b", ())
 
 
+def test_a_script_written_with_writefile_may_be_60_lines_and_still_counts_in_view():
+    script = "%%writefile {workdir}/train.py\n"
+    nb = notebook(code(script + lines(60), "script"), code(lines(7), "b"))
+    f = measure(Path("01_scratch.ipynb"), nb)
+    assert (f.code_lines, f.longest_cell, f.longest_cell_id, f.problems) == (68, 7, "b", ())
+    f = measure(Path("01_scratch.ipynb"), notebook(code(script + lines(61), "script")))
+    assert f.problems == ("script cell script has 61 lines > 60",)
+    f = measure(Path("01_scratch.ipynb"), notebook(code("%%writefile notes.txt\n" + lines(20), "notes")))
+    assert (f.longest_cell, f.problems) == (21, ())  # any other file is a cell like any other
+
+
 def test_a_cell_collapsed_only_in_jupyter_is_in_view_and_reported_as_a_problem():
     nb = notebook(code(lines(20), "half", {"jupyter": {"source_hidden": True}, "cellView": "form"}))
     f = measure(Path("01_scratch.ipynb"), nb)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import i18n
+from tools import diagrams, i18n
 from tools.series import HARNESS_WORDS, ROOT, all_notebooks, read, write
 
 PATTERNS = [re.compile(p) for p in HARNESS_WORDS]
@@ -19,8 +19,9 @@ def harness_words(path: Path) -> list[str]:
     """'file cell-id: "word"' for each harness word in a markdown cell or a code comment."""
     found = []
     for cell in read(path).cells:
-        if cell.cell_type == "markdown":
-            texts = [cell.source]
+        if cell.cell_type == "markdown":  # an embedded diagram by its name, and its words
+            named, _, svgs = diagrams.by_name(cell.source, cell.metadata.get("diagrams", []))
+            texts = [named, *(words for svg in svgs for words in diagrams.texts(svg))]
         elif cell.cell_type == "code":
             texts = [c.text for c in i18n.comments(cell.source)]
         else:

@@ -166,3 +166,29 @@ def test_the_chinese_lesson_03_shows_chinese_text_the_error_and_a_screenshot_is_
     shot = ROOT / "build" / "site-lesson-03-zh.png"
     page.screenshot(path=str(shot))
     assert shot.stat().st_size > 10_000
+
+
+DIAGRAM = "img[src^='data:image/svg+xml']"
+# The corner pixel of the first diagram, drawn into a canvas: its own opaque background.
+CORNER = """el => { const c = document.createElement('canvas'); c.width = el.naturalWidth; c.height = el.naturalHeight;
+  const g = c.getContext('2d'); g.drawImage(el, 0, 0); return Array.from(g.getImageData(2, 2, 1, 1).data); }"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_a_lessons_diagram_shows_with_its_alt_text_and_its_own_light_background_in_either_theme(page, server,
+                                                                                             edition, theme):
+    page.emulate_media(color_scheme=theme)  # furo follows the system's theme unless the reader picks one
+    page.goto(server + f"notebooks/{edition}03_copies_between_devices.html", wait_until="load")
+    page.wait_for_function(f"document.querySelector(\"{DIAGRAM}\")?.complete")
+    picture = page.locator(DIAGRAM).first
+    width, alt = picture.evaluate("el => el.naturalWidth"), picture.get_attribute("alt")
+    assert width >= 300 and len(alt.split()) >= (1 if edition else 6), (width, alt)
+    if edition:
+        assert re.search(r"[\u4e00-\u9fff]", alt), alt
+    red, green, blue, opacity = picture.evaluate(CORNER)
+    assert opacity == 255 and min(red, green, blue) >= 230, "the diagram's background is not opaque and light"
+    body = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert (theme == "dark") == (body not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)")), body
+    picture.scroll_into_view_if_needed()
+    page.screenshot(path=str(ROOT / "build" / f"site-diagram-03{'-zh' if edition else ''}-{theme}.png"))

@@ -55,8 +55,9 @@ def test_metadata_is_clean(path):
     assert {"codemirror_mode", "file_extension", "mimetype", "pygments_lexer", "version"} <= set(
         nb["metadata"]["language_info"])
     for i, cell in enumerate(nb["cells"]):
-        # collapsed code cells (the setup, #@save and check cells) also carry Colab's and JupyterLab's markers
-        allowed = {"tags", "cellView", "jupyter"} if cell["cell_type"] == "code" else {"tags"}
+        # collapsed code cells (the setup, #@save and check cells) also carry Colab's and JupyterLab's markers,
+        # and a markdown cell the names of the diagrams it embeds
+        allowed = {"tags", "cellView", "jupyter"} if cell["cell_type"] == "code" else {"tags", "diagrams"}
         assert set(cell["metadata"]) <= allowed, f"cell {i}: metadata {cell['metadata']}"
         for out in cell.get("outputs", []):
             assert not out.get("metadata"), f"cell {i}: output metadata {out['metadata']}"

@@ -23,7 +23,7 @@ def test_tidy_traceback_folds_library_frames_and_strips_colour():
         "---",
         "Cell In[6], line 1\n----> 1 X + Y\n",
         "File utils.py:99, in model_device(net)\n",
-        "[2 frame(s) inside installed libraries folded by tools/execute.py]",
+        "[2 frame(s) inside installed libraries left out]",
         "RuntimeError: Tensor on device meta is not on the expected device cpu!",
     ]
 

@@ -4,6 +4,8 @@
       Re-create the stored outputs: run each notebook in place on the CPU reference
       (CUDA hidden), then clean it (kernel metadata, no per-cell metadata but tags,
       no ANSI colour codes). Without arguments: every lesson and solutions notebook.
+      Each lesson's Run All seconds go to notebooks/run_seconds.json, from which `make sync`
+      states the lesson's minutes (its words read at 200 a minute, plus that time).
 
   python -m tools.execute run [--out DIR]
       Run every notebook on the best device of this machine, writing the executed
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -25,9 +28,13 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tools.series import ROOT, all_notebooks, read, set_metadata, table, write
+from tools.series import NOTEBOOKS, ROOT, all_notebooks, read, set_metadata, table, write
+from tools.sync_notebooks import RUN_SECONDS
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+KEPT_METADATA = ("tags", "cellView", "jupyter", "diagrams")
+# What %%writefile prints, which names the (temporary) folder of the reader's machine: not kept.
+WROTE = re.compile(r"(?:(?:Writing|Overwriting|Appending to) \S+\n)+")
 
 
 def execute(nb: nbformat.NotebookNode, folder: Path, timeout: int = 600, env: dict[str, str] | None = None) -> None:
@@ -42,8 +49,11 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Strip what differs between runs and machines but teaches nothing."""
     set_metadata(nb)
     for cell in nb.cells:
-        # Keep what the series sets on purpose: nbval's tags, the collapsed display (setup, helper and check cells).
-        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags", "cellView", "jupyter") and v}
+        # Keep what the series sets on purpose: nbval's tags, the collapsed display (setup, helper and
+        # check cells), the names of the diagrams a markdown cell embeds (tools/diagrams.py).
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEPT_METADATA and v}
+        if cell.cell_type == "code" and cell.source.startswith("%%writefile"):  # "Writing /tmp/x/y.py": a path
+            cell.outputs = [o for o in cell.outputs if not (o.output_type == "stream" and WROTE.fullmatch(o.text))]
         for out in cell.get("outputs", []):
             if out.output_type == "error":
                 out.traceback = tidy_traceback(out.traceback)
@@ -66,7 +76,7 @@ def tidy_traceback(frames: list[str]) -> list[str]:
             frame = frame.replace(str(ROOT) + os.sep, "")
         kept.append(frame)
     if hidden:
-        kept.insert(-1, f"[{hidden} frame(s) inside installed libraries folded by tools/execute.py]")
+        kept.insert(-1, f"[{hidden} frame(s) inside installed libraries left out]")
     return kept
 
 
@@ -83,10 +93,21 @@ def outputs(paths: list[Path]) -> int:
         nb = read(path)
         execute(nb, path.parent)
         write(clean(nb), path)
-        rows.append((str(path.relative_to(ROOT)), f"{time.perf_counter() - start:.1f}"))
+        seconds = time.perf_counter() - start
+        rows.append((str(path.relative_to(ROOT)), f"{seconds:.1f}"))
         print(f"{rows[-1][0]}: {rows[-1][1]} s", flush=True)
+        if path.parent == NOTEBOOKS:  # a lesson's Run All time, for the minutes its header states
+            record(path.name, seconds)
     print(table(("notebook", "seconds"), rows))
     return 0
+
+
+def record(name: str, seconds: float) -> None:
+    """Keep one lesson's Run All seconds in notebooks/run_seconds.json (`make sync` reads it)."""
+    path = NOTEBOOKS / RUN_SECONDS
+    times = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    times[name] = round(seconds, 1)
+    path.write_text(json.dumps(dict(sorted(times.items())), indent=1) + "\n", encoding="utf-8")
 
 
 def run(out_dir: Path) -> int:

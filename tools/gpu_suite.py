@@ -85,7 +85,7 @@ def refusal(listed: list[str], seen: dict, allow_no_gpu: bool) -> str | None:
         build = f"a CUDA {seen['cuda']} build" if seen["cuda"] else "a CPU-only build"
         return (f"nvidia-smi lists {len(listed)} GPU(s) but torch sees none (torch {seen['torch']}, {build}): "
                 "the suite would test only the CPU path. Install a torch build for this driver "
-                "(lesson 01 says which), or check that nothing hides the GPUs from it.")
+                "(lesson 15 says which), or check that nothing hides the GPUs from it.")
     if not listed and not seen["count"] and not allow_no_gpu:
         return ("This machine has no GPU (nvidia-smi lists none and torch sees none): the GPU suite would "
                 f"only repeat the CPU suite. Run it on a GPU machine, or {NO_GPU_HELP}.")

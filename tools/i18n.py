@@ -50,6 +50,7 @@ from pathlib import Path
 import nbformat
 import polib
 
+from tools import diagrams
 from tools.series import NOTEBOOKS, ROOT, Lesson
 
 LANG = "zh_CN"
@@ -292,7 +293,10 @@ def notebook_units(nb: nbformat.NotebookNode, lesson: Lesson | None) -> list[Uni
         if cell.get("id") in GENERATED_CELLS:
             continue
         if cell.cell_type == "markdown" and cell.source.strip():
-            units.append(Unit(cell.id, cell.source, "markdown"))
+            named, names, svgs = diagrams.by_name(cell.source, cell.metadata.get("diagrams", []))
+            units.append(Unit(cell.id, named, "markdown"))
+            for name, svg in zip(names, svgs, strict=True):
+                units += [Unit(cell.id, text, "diagram") for text in diagrams.texts(svg or diagrams.read(name))]
         elif cell.cell_type == "code":
             try:
                 found = comments(cell.source)
@@ -353,6 +357,7 @@ KIND_NOTE = {
     "comment": "comment lines in a code cell (translate the text; the lines may differ in number)",
     "comment-inline": "end-of-line comment in a code cell (one line)",
     "fact": "lesson header: title, purpose or 'runs on' (navigation, README table)",
+    "diagram": "words of a diagram (one SVG text element, diagrams/*.svg): keep it about as short",
     "document": "a section of README.md or CONTRIBUTING.md (their .zh-CN.md twins); keep links, code and commands"
                 " as they are",
 }
@@ -522,6 +527,9 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
     if kind.startswith("end-of-line") and "\n" in entry.msgstr:
         out.append("an end-of-line comment must stay one line")
     out += code_lost(entry.msgid, entry.msgstr)
+    if sorted(n for _, n in diagrams.NAMED.findall(entry.msgid)) != \
+            sorted(n for _, n in diagrams.NAMED.findall(entry.msgstr)):
+        out.append("keep each diagram's image, ![...](attachment:NAME.svg), with its name (translate the alt text)")
     skip = skipped_terms(entry)
     out += [m for m in glossary_misses(entry.msgid, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
     return out
@@ -625,8 +633,11 @@ def translated_notebook(english: nbformat.NotebookNode, english_file: Path, cata
         if cell.get("id") in GENERATED_CELLS:
             cell.source = generated[cell.id]
         elif cell.cell_type == "markdown":
-            text = catalog.get(cell.id, cell.source) or (UNTRANSLATED + cell.source if cell.source.strip() else "")
-            cell.source = relink(text, english_file, target, anchors)
+            named, names, svgs = diagrams.by_name(cell.source, cell.metadata.get("diagrams", []))
+            text = catalog.get(cell.id, named) or (UNTRANSLATED + named if named.strip() else "")
+            pictures = {name: diagrams.translated(svg, lambda words, cid=cell.id: catalog.get(cid, words) or words)
+                        for name, svg in zip(names, svgs, strict=True)}
+            cell.source = diagrams.embed(relink(text, english_file, target, anchors), pictures.__getitem__)
         elif cell.cell_type == "code":
             cell.source = translate_comments(cell.source,
                                              lambda c, cid=cell.id: catalog.get(cid, c.text) or c.text)

@@ -98,6 +98,30 @@ def all_notebooks() -> list[Path]:
     return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb"))
 
 
+# How a reader's words are counted (tools/lesson_figures.py's docstring says what counts as one;
+# `make sync` states a lesson's minutes from them).
+FENCE_LANGUAGE = re.compile(r"^(\s*(?:`{3,}|~{3,}))[^\n`]*$", re.MULTILINE)
+MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]*)[^)]*\)")
+LINK_TARGET = re.compile(r"\]\([^)]*\)")
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+WORD = re.compile(r"\w")
+
+
+def prose(source: str) -> str:
+    """A markdown cell's text as a reader reads it: no link targets, images, tags or fence languages."""
+    text = FENCE_LANGUAGE.sub(r"\1", source)
+    text = MD_IMAGE.sub(" ", text)
+    text = HTML_COMMENT.sub(" ", text)
+    text = HTML_TAG.sub(" ", text)
+    return LINK_TARGET.sub("]", text)
+
+
+def count_words(source: str) -> int:
+    """The words of one markdown text (the module's docstring says what counts as one)."""
+    return sum(1 for piece in prose(source).split() if WORD.search(piece))
+
+
 # How the test machinery gets named, as regular expressions: lesson text (markdown cells and code
 # comments, both editions) never mentions it, it tells the reader what differs on their machine
 # instead (tests/test_lesson_text.py, run by `make lint`). Phrases, not bare words: "slow

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
+import math
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
 
-from tools import i18n
+from tools import diagrams, i18n
 from tools.series import (
     BRANCH,
     GITHUB_URL,
@@ -34,6 +36,7 @@ from tools.series import (
     ROOT,
     UTILS_URL,
     Lesson,
+    count_words,
     dumps,
     lessons,
     read,
@@ -184,8 +187,23 @@ def apply(nb: nbformat.NotebookNode, generated: dict[str, str]) -> str:
             cell.metadata = {}  # the collapse markers below, and nothing else
     for cell in nb.cells:
         set_collapsed(cell, collapsed(cell))
+        if cell.cell_type == "markdown":
+            embed_diagrams(cell)
     set_metadata(nb)
     return dumps(nb)
+
+
+def embed_diagrams(cell: nbformat.NotebookNode) -> None:
+    """Embed each diagram the markdown cell names (tools/diagrams.py), the current file's."""
+    try:
+        named, names, _ = diagrams.by_name(cell.source, cell.metadata.get("diagrams", []))
+        cell.source = diagrams.embed(named, diagrams.read)
+    except ValueError as err:
+        raise ValueError(f"cell {cell.get('id')}: {err}") from None
+    if names:
+        cell.metadata["diagrams"] = names
+    else:
+        cell.metadata.pop("diagrams", None)
 
 
 def solutions_skeleton(lesson: Lesson) -> nbformat.NotebookNode:
@@ -487,17 +505,43 @@ def zh_document(doc: i18n.Document, sections: list[tuple[str, str, str]], zh: li
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
+# How long each lesson's Run All took when `make outputs` last executed it (tools/execute.py
+# writes it): with its words read at 200 a minute, the minutes its header states.
+RUN_SECONDS = "run_seconds.json"
+WORDS_A_MINUTE = 200
+
+
+def run_seconds() -> dict[str, float]:
+    path = ROOT / "notebooks" / RUN_SECONDS
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def minutes(lesson: Lesson) -> int:
+    """The lesson's minutes: its prose (exercises included) read at 200 words a minute plus its
+    recorded Run All time, rounded up to 5; the header's own figure while no run is recorded."""
+    seconds = run_seconds().get(lesson.path.name)
+    if seconds is None:
+        return lesson.minutes
+    words = sum(count_words(c.source) for c in read(lesson.path).cells
+                if c.cell_type == "markdown" and c.get("id") not in ("header", "footer"))
+    return max(5, 5 * math.ceil((words / WORDS_A_MINUTE + seconds / 60) / 5))
+
+
 def build() -> tuple[dict, list[str]]:
     """Every generated file's intended text, and what the Chinese edition still lacks."""
-    series = lessons()
+    series = [replace(lesson, minutes=minutes(lesson)) for lesson in lessons()]
     out, problems = {}, []
     terms = i18n.glossary()
     english, parsed, units = {}, {}, {}
     facts = english_facts(series)
     for k, lesson in enumerate(series):
-        english[lesson.path] = apply(read(lesson.path), lesson_cells(facts, k))
         solutions = read(lesson.solutions) if lesson.solutions.exists() else solutions_skeleton(lesson)
-        english[lesson.solutions] = apply(solutions, solution_cells(facts, k))
+        for path, nb, cells in ((lesson.path, read(lesson.path), lesson_cells(facts, k)),
+                                (lesson.solutions, solutions, solution_cells(facts, k))):
+            try:
+                english[path] = apply(nb, cells)
+            except ValueError as err:
+                raise SystemExit(f"{path.relative_to(ROOT).as_posix()}, {err}") from None
         for path, header in ((lesson.path, lesson), (lesson.solutions, None)):
             parsed[path] = nbformat.reads(english[path], as_version=4)
             units[i18n.po_path(path)] = i18n.notebook_units(parsed[path], header)

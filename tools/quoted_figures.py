@@ -1,0 +1,99 @@
+"""Figures in stored outputs and in the prose beside them (issue 16, item 6; tests/test_stored_timings.py).
+
+Every timing a lesson prints has one form, `utils.Timing`'s: ``2.82 ms (IQR 0.0423 ms)``. A
+timing whose IQR is more than a third of its median is noise: no sentence may rest on it, so
+no stored output may hold one. And a measured figure that the prose quotes (a time, a speed-up,
+a rate: ``10.3 ms``, ``1.91×``, ``12.5 GB/s``) must be printed, as quoted, by a code cell of the
+same section before that sentence: else the prose was written around another run. Approximate
+wording ("about four times faster", "roughly 10 ms") and figures labelled as reasoning or as a
+data sheet's are not checked. The parsing is here, apart from the test, so that GPU records
+(issue 18) can be checked the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import nbformat
+
+NUMBER = r"\d+(?:\.\d+)?"
+TIME_UNITS = ("s", "ms", "µs", "ns")
+TIMING = re.compile(rf"({NUMBER}) (s|ms|µs|ns) \(IQR ({NUMBER}) \2\)")
+# A measured figure: a time, a rate, or a ratio written onto its number (1.91×; but 64 × 64 is a
+# shape and 1000 × major a formula).
+FIGURE = re.compile(rf"(?<![\w.])({NUMBER})(?:\s?(ms|µs|ns|s|GB/s|GiB/s|MB/s|MiB/s|GFLOP/s|TFLOP/s)|([×x]))"
+                    r"(?![\w/])(?!\s*\d)")
+CODE_OR_LINK = re.compile(r"```.*?```|`[^`\n]*`|\]\([^)]*\)|<[^>]+>", re.DOTALL)
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
+# Sentences that state no measurement of this page: approximate, reasoned, or from a data sheet.
+NOT_MEASURED = re.compile(r"(?i)\b(about|around|roughly|approximately|nearly|almost|over|under|up to|at least|"
+                          r"at most|more than|less than|reason|data ?sheet|peak|e\.g\.|for example|such as|say)\b"
+                          r"|约|大约|左右|上下|推算|推理")
+HEADING = re.compile(r"^#{2,3} ", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Timing:
+    median: float
+    iqr: float
+    unit: str
+    text: str
+
+    @property
+    def noisy(self) -> bool:
+        return self.iqr > self.median / 3
+
+
+def timings(text: str) -> list[Timing]:
+    return [Timing(float(m.group(1)), float(m.group(3)), m.group(2), m.group(0)) for m in TIMING.finditer(text)]
+
+
+def unit(u: str) -> str:
+    return "×" if u in ("x", "×") else u
+
+
+def figures(text: str) -> set[tuple[str, str]]:
+    """(number, unit) of every figure in printed text, the unit normalised (x and × alike)."""
+    return {(m.group(1), unit(m.group(2) or m.group(3))) for m in FIGURE.finditer(text)}
+
+
+def quoted(markdown: str) -> list[tuple[str, str, str]]:
+    """(number, unit, sentence) of every measured figure the prose states exactly."""
+    out = []
+    for sentence in SENTENCE_END.split(CODE_OR_LINK.sub(" ", markdown)):
+        if NOT_MEASURED.search(sentence):
+            continue
+        out += [(m.group(1), unit(m.group(2) or m.group(3)), sentence.strip()) for m in FIGURE.finditer(sentence)]
+    return out
+
+
+def output_text(cell: nbformat.NotebookNode) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append(out.get("text", ""))
+        elif "data" in out:
+            parts.append(out["data"].get("text/plain", ""))
+        elif out.get("output_type") == "error":
+            parts.append("\n".join(out.get("traceback", [])))
+    return "".join(p if isinstance(p, str) else "".join(p) for p in parts)
+
+
+def noisy_timings(nb: nbformat.NotebookNode) -> list[tuple[str, Timing]]:
+    return [(cell.get("id"), t) for cell in nb.cells if cell.cell_type == "code"
+            for t in timings(output_text(cell)) if t.noisy]
+
+
+def unbacked_figures(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
+    """(cell id, figure, sentence) for each figure the prose quotes that no code cell of its section
+    printed before it."""
+    out, printed = [], set()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            printed |= figures(output_text(cell))
+        elif cell.cell_type == "markdown" and cell.get("id") not in ("header", "footer"):
+            if HEADING.search(cell.source):
+                printed = set()  # a new section: its figures come from its own cells
+            out += [(cell.get("id"), f"{n} {u}", s) for n, u, s in quoted(cell.source) if (n, u) not in printed]
+    return out
