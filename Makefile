@@ -132,7 +132,7 @@ lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), ge
 	$(BIN)/ruff check .
 	$(BIN)/nb-clean check --preserve-cell-outputs --preserve-execution-counts \
 		--preserve-cell-metadata-field tags --preserve-cell-metadata-field cellView \
-		--preserve-cell-metadata-field jupyter --preserve-notebook-metadata notebooks
+		--preserve-cell-metadata-field jupyter --preserve-cell-metadata-field diagrams --preserve-notebook-metadata notebooks
 	$(PY) -m tools.sync_notebooks --check
 	$(PY) -m pytest -q tests/test_lesson_text.py  # lesson text never names the test machinery
 	$(PY) -m tools.lesson_figures --check  # each lesson's words and code in view, against the limits

@@ -183,6 +183,18 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
     def command(pin: str, build: str) -> str:
         return f"pip install {pin} --index-url https://download.pytorch.org/whl/cu{build.replace('.', '')}"
 
+    def blackwell_note(pin: str) -> str:
+        """For a driver that runs Blackwell (570+, CUDA 12.8) but no CUDA 13: a cu12x build with Blackwell code."""
+        if not (12, 8) <= driver < (13, 0):
+            return ""
+        with_blackwell = [(r, b) for r in sorted(PYTORCH_CUDA_BUILDS, reverse=True) if r <= release
+                          for b in PYTORCH_CUDA_BUILDS[r] if (12, 8) <= version(b) <= driver]
+        if not with_blackwell or with_blackwell[0][0] == release:
+            return ""
+        (major, minor), build = with_blackwell[0]
+        return (f" (a Blackwell GPU such as an RTX 50xx has no PyTorch {pin} build this driver runs: update to"
+                f" driver 580+, or use PyTorch {major}.{minor}'s CUDA {build} build)")
+
     def install() -> tuple[str, str]:
         """What to install instead, and the command: a CUDA build that the driver serves, pinned."""
         builds = PYTORCH_CUDA_BUILDS.get(release)
@@ -192,6 +204,7 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
             newer = [b for b in builds if version(b) >= (12, 8) and version(b)[0] <= driver[0]]
             if newer and choice not in newer and driver >= (12, 8):  # a Blackwell GPU needs driver 570+ (CUDA 12.8)
                 what += f" (or cu{newer[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)"
+            what += blackwell_note(pinned)
             return what, command(f"torch=={pinned}", choice)
         known = sorted((r for r in PYTORCH_CUDA_BUILDS if r < release and build_for(PYTORCH_CUDA_BUILDS[r])),
                        reverse=True)
@@ -202,7 +215,7 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
         older = f"{known[0][0]}.{known[0][1]}"
         fallback = build_for(PYTORCH_CUDA_BUILDS[known[0]])
         return (f"update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older}, the newest"
-                f" release with a build this driver runs ({why})",
+                f" release with a build this driver runs ({why}){blackwell_note(older)}",
                 command(f'"torch=={older}.*"', fallback))
 
     for name, flag in (("cuda_available", cuda_available), ("mps_available", mps_available)):
@@ -235,13 +248,20 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
 def _has_kernels_for(capability: tuple[int, int], arch_list: list[str]) -> bool:
     """Whether a CUDA build compiled for ``arch_list`` (``torch.cuda.get_arch_list()``) has code
     that a GPU of this compute capability can run: machine code ``sm_XY`` runs on GPUs X.Y to X.9
-    of the same generation, and portable code ``compute_XY`` on X.Y and everything newer."""
+    of the same generation, ``sm_XYa`` only on exactly X.Y, and portable code ``compute_XY`` (PTX) on
+    X.Y and everything newer, with a driver at least as new as the CUDA that built it. The integrated
+    GPUs of NVIDIA's Jetson boards, which have capabilities of their own, are left out."""
     for arch in arch_list:
         kind, _, digits = arch.partition("_")
-        digits = digits.rstrip("af")  # sm_90a, sm_100f: variants of the same generation
+        exact = digits.endswith("a")  # sm_90a: only for 9.0 itself
+        digits = digits.rstrip("af")  # sm_100f: for the family, as sm_100
         if not digits.isdigit():
             continue
         code = (int(digits[:-1]), int(digits[-1]))
+        if exact and kind == "sm":
+            if code == capability:
+                return True
+            continue
         if kind == "sm" and code[0] == capability[0] and code[1] <= capability[1]:
             return True
         if kind == "compute" and code <= capability:
@@ -479,14 +499,28 @@ def median_seconds(fn: Callable[[], object], device: torch.device, min_run_time:
 
 
 class Timing(NamedTuple):
-    """A median and an interquartile range (IQR), in seconds; prints as ``2.82 ms (IQR 0.04 ms)``."""
+    """A median and an interquartile range (IQR), in seconds; prints as ``2.82 ms (IQR 0.04 ms)``,
+    marked ``noisy`` where the IQR is over a third of the median."""
 
     median: float
     iqr: float
 
+    @property
+    def noisy(self) -> bool:
+        """An IQR over a third of the median: the middle half of the calls spread too far to compare."""
+        return self.iqr > self.median / 3
+
     def __str__(self) -> str:
         unit = format_seconds(self.median).split()[-1]
-        return f"{format_seconds(self.median)} (IQR {format_seconds(self.iqr, unit)})"
+        mark = ", noisy" if self.noisy else ""
+        return f"{format_seconds(self.median)} (IQR {format_seconds(self.iqr, unit)}{mark})"
+
+    def against(self, other: tuple[float, float]) -> str:
+        """This time next to ``other``'s (a Timing: median, IQR): a ratio, or that the medians differ
+        by no more than the two IQRs together, which is noise."""
+        if abs(self.median - other.median) <= self.iqr + other.iqr:
+            return "no difference beyond the noise"
+        return f"{self.median / other.median:.2f}× as long"
 
 
 def median_and_iqr_seconds(fn: Callable[[], object], device: torch.device,
@@ -518,7 +552,7 @@ def matmul_gflops(n: int, device: torch.device, dtype: torch.dtype = torch.float
     the CPU and moved to ``device`` in ``dtype``. On CUDA, float32 products follow the
     precision in force (``torch.get_float32_matmul_precision()``: TF32 on Ampere and
     later GPUs when it is not "highest"). The same on CPU, CUDA and MPS (which supports
-    float32, float16 and bfloat16). Raises ``TypeError`` if ``n`` is not an int or
+    float32, float16 and, from macOS 14, bfloat16). Raises ``TypeError`` if ``n`` is not an int or
     ``dtype`` not a floating-point dtype, ``ValueError`` if ``n`` is not positive.
     """
     if isinstance(n, bool) or not isinstance(n, int):
@@ -587,7 +621,7 @@ def gpu_peaks(device: torch.device) -> dict[str, float] | None:
         ("L40", 90.5, 90.5, 181.0, 864.0, 31.5),
         ("L40S", 91.6, 183.0, 362.0, 864.0, 31.5),
         ("H100 80GB HBM3", 67.0, 494.5, 989.5, 3350.0, 63.0),
-        ("H100 PCIe", 51.0, 378.0, 756.0, 2000.0, 63.0),
+        ("H100 PCIe", 51.0, 378.0, 756.5, 2000.0, 63.0),
         ("H100 NVL", 60.0, 417.5, 835.5, 3900.0, 63.0),
         ("H200", 67.0, 494.5, 989.5, 4800.0, 63.0),
         ("H200 NVL", 60.0, 417.5, 835.5, 4800.0, 63.0),
@@ -955,8 +989,9 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
 
     - CUDA: ``torch.float16``: tensor cores compute it on every NVIDIA GPU from Volta on (a
       T4 included); training with it needs a ``torch.amp.GradScaler``.
-    - CPU: ``torch.bfloat16``, autocast's CPU default: float32's range, so no scaler. It is
-      faster than float32 only on CPUs with bfloat16 instructions (AVX512-BF16, AMX, Arm BF16).
+    - CPU: ``torch.bfloat16``, autocast's CPU default: float32's range, so no scaler. Faster
+      than float32 only with bfloat16 instructions (AVX512-BF16, AMX, Arm BF16); without AVX512,
+      PyTorch multiplies bfloat16 matrices in a simple loop, far slower than float32.
     - Apple MPS: ``torch.float16`` from PyTorch 2.8 on, the first release with both autocast
       for MPS and a ``GradScaler`` that runs there; ``None`` with older releases.
     - any other device type (``meta``, ...): ``None``.
@@ -964,7 +999,7 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
     Raises ``TypeError`` if ``device`` is not a ``torch.device`` or a string, and ``ValueError``
     if the string names no device or the device is a CUDA GPU or MPS that this machine lacks.
     """
-    device = checked_device(device, exists=True)  # lesson 06's check
+    device = checked_device(device, exists=True)  # lesson 07's check
     if device.type == "cuda":
         return torch.float16
     if device.type == "mps":
@@ -1350,7 +1385,7 @@ def _checked_device(device: torch.device | str, nproc: int) -> torch.device:
         raise TypeError(f"nproc must be an int, got {type(nproc).__name__}")
     if nproc < 1:
         raise ValueError(f"nproc must be at least 1, got {nproc}")
-    return checked_device(device, exists=True)  # lesson 06's check
+    return checked_device(device, exists=True)  # lesson 07's check
 
 
 # From cell ddp-58
@@ -1438,7 +1473,7 @@ def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[st
     own, out of reach of that SIGKILL: the 35 seconds give torchrun time to stop them.) The
     same on Linux and macOS. On Windows (unverified here) ``taskkill /T`` ends the tree of
     processes, but torchrun itself fails with PyTorch's official Windows builds, which lack
-    libuv while torchrun's store asks for it (PyTorch PR #175316): use WSL2 there.
+    libuv while torchrun's store asks for it (PyTorch issue #139990): use WSL2 there.
 
     Returns a ``subprocess.CompletedProcess`` (``args``, ``returncode``, ``stdout``: what the
     launchers and their processes printed, stderr included). Raises ``RuntimeError`` with the

@@ -98,12 +98,13 @@ def test_the_chinese_edition_embeds_each_diagram_with_its_words_translated():
             pictures = embedded(cell.source), embedded(zh[cell.get("id")].source)
             assert len(pictures[0]) == len(pictures[1]), f"zh/{path.name} {cell.id}: translate the cell again"
             for en_svg, zh_svg in zip(*pictures, strict=True):
-                words = diagrams.texts(en_svg)
-                assert len(diagrams.texts(zh_svg)) == len(words)
-                for text in words:
+                words = [html.unescape(w).strip() for _, w in diagrams.SVG_TEXT.findall(en_svg)]
+                shown = [html.unescape(w).strip() for _, w in diagrams.SVG_TEXT.findall(zh_svg)]
+                assert len(shown) == len(words), f"zh/{path.name} {cell.id}: a text element lost its words"
+                for text, chinese in zip(words, shown, strict=True):
                     entry = po[(cell.id, text)]
                     if entry.msgstr and "fuzzy" not in entry.flags:
-                        assert diagrams.texts(zh_svg)[words.index(text)] == entry.msgstr
+                        assert chinese == entry.msgstr, f"zh/{path.name} {cell.id}: {text!r} shows {chinese!r}"
 
 
 def test_make_sync_embeds_a_new_diagram_and_the_chinese_edition_translates_its_words(tmp_path, series_at, capsys):

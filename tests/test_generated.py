@@ -122,7 +122,7 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     assert "(notebooks/zh/99_trying.ipynb)" in zh_doc
     lesson = planned[nb_dir / "99_trying.ipynb"]
     assert "# 99 · Trying things" in lesson and '"id": "setup"' in lesson
-    assert "**Time:** about 5 minutes." in lesson  # no Run All recorded yet: the header's own figure
+    assert "**Time:** about 5 minutes to read and run" in lesson  # no Run All recorded yet: the header's own figure
     skeleton = planned[nb_dir / "solutions" / "99_trying_solutions.ipynb"]
     assert "## Exercise 1" in skeleton and "## Exercise 2" in skeleton and "Solutions · 99 Trying things" in skeleton
     row = "| 99 | [Trying things](notebooks/99_trying.ipynb) | Try a thing. | 5 | CPU |"

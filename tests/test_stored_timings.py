@@ -14,8 +14,21 @@ NOTEBOOKS = all_notebooks()
 
 
 def test_a_timing_is_read_in_the_series_one_format_and_noise_is_named():
-    found = q.timings("float32: 2.82 ms (IQR 0.0423 ms)\nmixed: 104 ms (IQR 80.5 ms)\nother: 3 ms (IQR 1 µs)")
-    assert [(t.median, t.iqr, t.unit, t.noisy) for t in found] == [(2.82, 0.0423, "ms", False), (104, 80.5, "ms", True)]
+    found = q.timings("float32: 2.82 ms (IQR 0.0423 ms)\nmixed: 104 ms (IQR 80.5 ms)\nother: 3 ms (IQR 1 µs)\n"
+                      "2 processes: 8.55 ms (IQR 3.90 ms, noisy)")
+    assert [(t.median, t.iqr, t.unit, t.noisy, t.marked) for t in found] == [
+        (2.82, 0.0423, "ms", False, False), (104, 80.5, "ms", True, False), (8.55, 3.9, "ms", True, True)]
+
+
+def test_a_noisy_timing_must_say_so_and_no_sentence_may_quote_it():
+    nb = nbformat.v4.new_notebook(cells=[
+        cell("code", "t()", "a: 104 ms (IQR 80.5 ms)\nb: 8.55 ms (IQR 3.90 ms, noisy)\nc: 2.82 ms (IQR 0.0423 ms)\n"),
+        cell("md", "It took 8.55 ms, against 2.82 ms."),
+    ])
+    for i, c in enumerate(nb.cells):
+        c.id = f"c{i}"
+    assert [(cid, t.text) for cid, t in q.noisy_timings(nb)] == [("c0", "104 ms (IQR 80.5 ms)")]
+    assert [f for _, f, _ in q.unbacked_figures(nb)] == ["8.55 ms"]
 
 
 def test_prose_figures_are_measured_ones_stated_exactly_not_shapes_approximations_or_reasoning():
@@ -55,3 +68,8 @@ def test_every_figure_the_prose_quotes_is_printed_beside_it(path):
     unbacked = q.unbacked_figures(read(path))
     assert not unbacked, "figures no cell of the section printed (reword, or quote the output): " + \
         "; ".join(f"{cid}: {f} in {s!r}" for cid, f, s in unbacked)
+
+
+def test_thousands_are_one_number_and_data_sheets_are_not_measurements():
+    assert q.figures("it moved 3,350 GB/s") == {("3,350", "GB/s")}
+    assert q.quoted("The data sheets give 3,350 GB/s. It took 1,204 ms.") == [("1,204", "ms", "It took 1,204 ms.")]

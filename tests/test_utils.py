@@ -590,3 +590,22 @@ def test_copy_bandwidth_waits_for_both_ends_of_the_copy(monkeypatch):
 def test_copy_bandwidth_rejects_what_is_not_a_tensor():
     with pytest.raises(TypeError, match="source must be a tensor"):
         utils.copy_bandwidth_gbps([1.0, 2.0], cpu)
+
+
+@pytest.mark.parametrize("driver", ["12.8", "12.9"])
+def test_setup_advice_warns_a_blackwell_gpu_that_no_build_of_the_release_fits_this_driver(driver):
+    # 2.12-2.14 publish cu126 (no Blackwell code) and CUDA 13 builds (driver 580+), so a 570/575 driver
+    # with an RTX 50xx has no build of 2.13: the advice says so, and names 2.11's CUDA 12.8 build.
+    advice = utils.setup_advice(driver_cuda=driver, torch_cuda=None, cuda_available=False, torch_version="2.13.0")
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126" in advice
+    assert "a Blackwell GPU such as an RTX 50xx has no PyTorch 2.13.0 build this driver runs" in advice
+    assert "update to driver 580+, or use PyTorch 2.11's CUDA 12.8 build" in advice
+    # A release with its own cu128 build needs no such note, nor does a driver that runs CUDA 13 builds.
+    for release, drv in (("2.11.0", driver), ("2.13.0", "13.0"), ("2.13.0", "12.4")):
+        advice = utils.setup_advice(driver_cuda=drv, torch_cuda=None, cuda_available=False, torch_version=release)
+        assert "has no PyTorch" not in advice
+
+
+def test_has_kernels_for_runs_arch_specific_code_only_on_its_own_capability():
+    assert utils._has_kernels_for((9, 0), ["sm_90a"]) and not utils._has_kernels_for((9, 1), ["sm_90a"])
+    assert utils._has_kernels_for((10, 3), ["sm_100f"]) and utils._has_kernels_for((8, 9), ["sm_86"])

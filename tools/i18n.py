@@ -637,7 +637,9 @@ def translated_notebook(english: nbformat.NotebookNode, english_file: Path, cata
             text = catalog.get(cell.id, named) or (UNTRANSLATED + named if named.strip() else "")
             pictures = {name: diagrams.translated(svg, lambda words, cid=cell.id: catalog.get(cid, words) or words)
                         for name, svg in zip(names, svgs, strict=True)}
-            cell.source = diagrams.embed(relink(text, english_file, target, anchors), pictures.__getitem__)
+            # a stale translation may still name a diagram this cell no longer shows: its file, untranslated
+            cell.source = diagrams.embed(relink(text, english_file, target, anchors),
+                                         lambda name, pictures=pictures: pictures.get(name) or diagrams.read(name))
         elif cell.cell_type == "code":
             cell.source = translate_comments(cell.source,
                                              lambda c, cid=cell.id: catalog.get(cid, c.text) or c.text)

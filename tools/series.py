@@ -29,7 +29,8 @@ UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
 TITLE = re.compile(r"^# (?:\d\d · )?(.+)$", re.MULTILINE)
 PURPOSE = re.compile(r"^\*([^*].*[^*])\*$", re.MULTILINE)
-FACTS = re.compile(r"^\*\*Runs on:\*\* (.+?)\. \*\*Time:\*\* about (\d+) minutes\.$", re.MULTILINE)
+FACTS = re.compile(r"^\*\*Runs on:\*\* (.+?)\. \*\*Time:\*\* about (\d+) minutes"
+                   r"(?: to read and run)?(?:, plus the exercises)?\.$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

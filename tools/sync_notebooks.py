@@ -388,24 +388,24 @@ class Edition:
 
 ENGLISH = Edition(
     place=lambda path: path, up="../", readme="README.md", contents="Contents", other="zh/", other_label="中文",
-    runs_on="**Runs on:** {runs_on}. **Time:** about {minutes} minutes.",
+    runs_on="**Runs on:** {runs_on}. **Time:** about {minutes} minutes to read and run, plus the exercises.",
     worked="**Worked solutions** to the exercises: [solutions/{name}](solutions/{name}).",
     back="[< back to the lesson: {number} {title}](../{name})",
     solutions_title="# Solutions · {number} {title}",
     solutions_purpose="*Worked solutions to the lesson's exercises. Try them yourself first.*",
     setup_note="*The first code cell makes the series' helpers importable; run it, no need to read it.*",
-    setup=SETUP, table_head="| # | Lesson | What it teaches | Minutes | Runs on | Solutions |",
+    setup=SETUP, table_head="| # | Lesson | What it teaches | Minutes to read and run | Runs on | Solutions |",
     solutions_label="solutions",
 )
 CHINESE = Edition(
     place=i18n.zh_path, up="../../", readme="README.zh-CN.md", contents="目录", other="../", other_label="English",
-    runs_on="**运行环境：** {runs_on}。**用时：** 约 {minutes} 分钟。",
+    runs_on="**运行环境：** {runs_on}。**用时：** 阅读和运行约 {minutes} 分钟，另加练习时间。",
     worked="**习题解答：** [solutions/{name}](solutions/{name})。",
     back="[< 返回课程：{number} {title}](../{name})",
     solutions_title="# 习题解答 · {number} {title}",
     solutions_purpose="*本课练习的完整解答。请先自己动手做一遍。*",
     setup_note="*第一个代码单元格让本系列的辅助函数可以导入：运行它即可，不必细读。*",
-    setup=ZH_SETUP, table_head="| # | 课程 | 内容 | 分钟 | 运行环境 | 解答 |",
+    setup=ZH_SETUP, table_head="| # | 课程 | 内容 | 阅读和运行（分钟） | 运行环境 | 解答 |",
     solutions_label="解答",
 )
 
