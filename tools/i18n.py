@@ -396,7 +396,8 @@ def merge(old: polib.POFile, units: list[Unit], moved: list[polib.POEntry] = (),
     own = {(e.msgctxt, e.msgid) for e in old}
     moved = [e for e in moved if (e.msgctxt, e.msgid) not in own]
     # this file's own entry first, then the same cell and English in another file (a moved cell)
-    exact = {(e.msgctxt, e.msgid): e for e in [*known, *old] if e.msgstr.strip() or e in old}
+    exact = {(e.msgctxt, e.msgid): e for e in known if e.msgstr.strip()}
+    exact.update({(e.msgctxt, e.msgid): e for e in old})
     # The same English elsewhere (a cell whose id changed, a comment repeated): the same translation.
     same_text = {e.msgid: e for e in [*known, *moved, *old] if e.msgstr and "fuzzy" not in e.flags}
     wanted = {(u.ctx, u.msgid) for u in units}

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import nbformat
 
+from tools import gpu_report
+
 NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"  # 3,350 is one number
 TIME_UNITS = ("s", "ms", "µs", "ns")
 TIMING = re.compile(rf"({NUMBER}) (s|ms|µs|ns) \(IQR ({NUMBER}) \2(, noisy)?\)")
@@ -43,6 +45,7 @@ class Timing:
     unit: str
     text: str
     marked: bool = False  # printed as noisy, as utils.Timing marks it
+    median_text: str = ""  # the median as printed (3,350 or 2.82)
 
     @property
     def noisy(self) -> bool:
@@ -51,7 +54,7 @@ class Timing:
 
 def timings(text: str) -> list[Timing]:
     return [Timing(float(m.group(1).replace(",", "")), float(m.group(3).replace(",", "")), m.group(2), m.group(0),
-                   bool(m.group(4))) for m in TIMING.finditer(text)]
+                   bool(m.group(4)), m.group(1)) for m in TIMING.finditer(text)]
 
 
 def unit(u: str) -> str:
@@ -74,15 +77,8 @@ def quoted(markdown: str) -> list[tuple[str, str, str]]:
 
 
 def output_text(cell: nbformat.NotebookNode) -> str:
-    parts = []
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "stream":
-            parts.append(out.get("text", ""))
-        elif "data" in out:
-            parts.append(out["data"].get("text/plain", ""))
-        elif out.get("output_type") == "error":
-            parts.append("\n".join(out.get("traceback", [])))
-    return "".join(p if isinstance(p, str) else "".join(p) for p in parts)
+    """A cell's outputs as a reader sees them, as text (the GPU report renders its records the same way)."""
+    return gpu_report.render(cell.get("outputs", []))
 
 
 def noisy_timings(nb: nbformat.NotebookNode) -> list[tuple[str, Timing]]:
@@ -92,10 +88,9 @@ def noisy_timings(nb: nbformat.NotebookNode) -> list[tuple[str, Timing]]:
 
 
 def noisy_medians(nb: nbformat.NotebookNode) -> set[tuple[str, str]]:
-    """(number, unit) of every noisy timing's median: no sentence may quote one."""
-    return {(m.group(1), m.group(2)) for cell in nb.cells if cell.cell_type == "code"
-            for m in TIMING.finditer(output_text(cell)) if float(m.group(3).replace(",", "")) >
-            float(m.group(1).replace(",", "")) / 3}
+    """(number, unit) of every noisy timing's median, as printed: no sentence may quote one."""
+    return {(t.median_text, t.unit) for cell in nb.cells if cell.cell_type == "code"
+            for t in timings(output_text(cell)) if t.noisy}
 
 
 def unbacked_figures(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:

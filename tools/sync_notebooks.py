@@ -516,27 +516,30 @@ def run_seconds() -> dict[str, float]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def minutes(lesson: Lesson) -> int:
+def minutes(lesson: Lesson, nb: nbformat.NotebookNode | None = None, seconds: dict[str, float] | None = None) -> int:
     """The lesson's minutes: its prose (exercises included) read at 200 words a minute plus its
-    recorded Run All time, rounded up to 5; the header's own figure while no run is recorded."""
-    seconds = run_seconds().get(lesson.path.name)
-    if seconds is None:
+    recorded Run All time, rounded up to 5; the header's own figure while no run is recorded.
+    ``nb`` and ``seconds`` are the lesson and `run_seconds()` where the caller has read them."""
+    recorded = (run_seconds() if seconds is None else seconds).get(lesson.path.name)
+    if recorded is None:
         return lesson.minutes
-    words = sum(count_words(c.source) for c in read(lesson.path).cells
+    words = sum(count_words(c.source) for c in (read(lesson.path) if nb is None else nb).cells
                 if c.cell_type == "markdown" and c.get("id") not in ("header", "footer"))
-    return max(5, 5 * math.ceil((words / WORDS_A_MINUTE + seconds / 60) / 5))
+    return max(5, 5 * math.ceil((words / WORDS_A_MINUTE + recorded / 60) / 5))
 
 
 def build() -> tuple[dict, list[str]]:
     """Every generated file's intended text, and what the Chinese edition still lacks."""
-    series = [replace(lesson, minutes=minutes(lesson)) for lesson in lessons()]
+    found, seconds = lessons(), run_seconds()
+    books = {lesson.path: read(lesson.path) for lesson in found}  # each lesson read once here
+    series = [replace(lesson, minutes=minutes(lesson, books[lesson.path], seconds)) for lesson in found]
     out, problems = {}, []
     terms = i18n.glossary()
     english, parsed, units = {}, {}, {}
     facts = english_facts(series)
     for k, lesson in enumerate(series):
         solutions = read(lesson.solutions) if lesson.solutions.exists() else solutions_skeleton(lesson)
-        for path, nb, cells in ((lesson.path, read(lesson.path), lesson_cells(facts, k)),
+        for path, nb, cells in ((lesson.path, books[lesson.path], lesson_cells(facts, k)),
                                 (lesson.solutions, solutions, solution_cells(facts, k))):
             try:
                 english[path] = apply(nb, cells)
