@@ -52,7 +52,7 @@ export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync pin lock bench bench-suite clean
+.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync pin lock bench bench-suite clean handout
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -71,7 +71,7 @@ test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse ord
 test-unit: $(STAMP) ## Only the unit tests (seconds)
 	$(PY) -m pytest -m "not alone and not site" tests
 
-test-alone: $(STAMP) ## Run each lesson alone from an empty folder, utils.py fetched as on Colab
+test-alone: $(STAMP) ## Run each lesson alone from an empty folder (utils.py fetched as on Colab), and the hand-out offline
 	$(PY) -m pytest -m alone tests -n $(WORKERS)
 
 test-notebooks: $(STAMP) ## Only strict nbval over every notebook
@@ -187,6 +187,9 @@ bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) int
 
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch (UPTO=05: lessons 00-05)
 	$(PY) -m tools.suite_speed $(if $(UPTO),--upto $(UPTO)) $(NBVAL)
+
+handout: $(STAMP) ## Write the lessons for students, without the solutions, into build/handout/ and build/handout.zip
+	$(PY) -m tools.handout --out build/handout
 
 clean: ## Remove build/ (keeps .venv and node_modules)
 	rm -rf build

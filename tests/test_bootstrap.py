@@ -39,12 +39,14 @@ LESSONS = lessons()
 UTILS = (ROOT / "utils.py").as_uri()
 
 
-def kernel_env(url: str) -> dict[str, str]:
-    """The environment a reader's kernel would have, GPU_LESSONS_URL set to url; no proxy, so that
-    the cell reaches this machine's test servers itself."""
+def kernel_env(url: str | None) -> dict[str, str]:
+    """The environment a reader's kernel would have, GPU_LESSONS_URL set to url (None: unset, as on a
+    reader's machine; tests/test_handout.py); no proxy, so that the cell reaches this machine's test
+    servers itself."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "GPU_LESSONS_URL") and not k.lower().endswith("_proxy")}
-    env["GPU_LESSONS_URL"] = url
+    if url is not None:
+        env["GPU_LESSONS_URL"] = url
     return env
 
 
@@ -52,7 +54,7 @@ def setup_cell_source(path=LESSONS[0].path) -> str:
     return next(c.source for c in read(path).cells if c.get("id") == "setup")
 
 
-def run_python(code: str, cwd, url: str) -> subprocess.CompletedProcess:
+def run_python(code: str, cwd, url: str | None) -> subprocess.CompletedProcess:
     env = kernel_env(url) | {"PYTHONIOENCODING": "utf-8"}  # the Chinese messages, on Windows too
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, encoding="utf-8",
                           env=env, timeout=120)

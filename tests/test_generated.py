@@ -18,9 +18,13 @@ from tools.series import REPO, ROOT, all_notebooks, lessons, read
 
 def test_generated_parts_match_what_the_script_writes():
     """The one drift check: a hand edit of utils.py or of a generated cell fails here and in `make lint`."""
-    stale = [p.relative_to(ROOT).as_posix() for p, text in sync_notebooks.planned().items()
+    planned = sync_notebooks.planned()
+    stale = [p.relative_to(ROOT).as_posix() for p, text in planned.items()
              if not p.exists() or p.read_text(encoding="utf-8") != text]
     assert not stale, f"edited by hand or not regenerated; run `make sync`: {stale}"
+    # ... README's lesson table and the teacher's page's tables among them, in both languages
+    documents = ("README.md", "README.zh-CN.md", "TEACHING.md", "TEACHING.zh-CN.md")
+    assert {ROOT / name for name in documents} <= set(planned)
 
 
 def test_lessons_are_numbered_in_reading_order_without_gaps():
@@ -196,3 +200,74 @@ def test_a_lessons_minutes_are_its_words_read_at_200_a_minute_plus_its_recorded_
     assert sync_notebooks.minutes(lesson) == 10  # 7.5 + 2.3 = 9.8, rounded up to 5
     execute.record("99_trying.ipynb", 900)
     assert sync_notebooks.minutes(lesson) == 25  # 7.5 + 15
+
+
+# --- the teacher's page (TEACHING.md; tools/teaching.py) -------------------------------------------
+
+def lesson_notebook(title: str, cells: list[tuple[str, str, str]]) -> nbformat.NotebookNode:
+    """A lesson: its opening cell, then (id, type, source) cells."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\n*Try a thing.*\n\n"
+                                              "**Runs on:** CPU · 1 GPU. **Time:** about 5 minutes.")]
+    for cell_id, kind, source in cells:
+        cell = (nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell)(source)
+        cell.id = cell_id
+        nb.cells.append(cell)
+    nb.cells[0].id = "header"
+    return nb
+
+
+def test_a_lessons_exercises_are_read_from_their_headings_and_needs_lines():
+    from tools import teaching
+
+    nb = lesson_notebook("Trying things", [
+        ("t-summary", "markdown", "## Summary\n\n- x\n\n### Exercise 9 · Not an exercise: above the section"),
+        ("t-ex", "markdown", "## Exercises\n\nUnder each exercise is a cell for your answer."),
+        ("t-ex-one", "markdown", "### Exercise 1 · Copy | paste\n*Needs: any machine · about 10 minutes.*\n\nDo it."),
+        ("t-ex-one-answer", "code", "result = ..."),
+        ("t-ex-two", "markdown", "### Exercise 2 · Time it\n*Needs: a CUDA GPU (on a laptop: the CPU variant"
+                                 " below) · about 15 minutes.*\n\nTime it."),
+        ("t-ex-three", "markdown", "### Exercise 3 · Unsized\n\nNo needs line yet."),
+    ])
+    found = teaching.exercises(nb)
+    assert [(e.number, e.title, e.hardware, e.minutes, e.needs_gpu) for e in found] == [
+        (1, "Copy | paste", "any machine", 10, False),
+        (2, "Time it", "a CUDA GPU (on a laptop: the CPU variant below)", 15, True),
+        (3, "Unsized", None, None, False)]
+    assert teaching.exercises(lesson_notebook("Old style", [("o", "markdown", "## Exercises\n\n1. One.\n2. Two.")])) \
+        == []  # exercises not in the exercise form yet: none, and the page names the lesson
+
+
+def test_a_lessons_prerequisites_are_the_lesson_before_and_the_lessons_whose_helpers_it_imports(tmp_path):
+    from tools import series, teaching
+
+    books = {}
+    for number, title, cells in [
+        ("01", "One", [("a", "code", "#@save\ndef first():\n    return 1\n\nLIMIT = 3")]),
+        ("02", "Two", [("b", "code", "#@save\nfrom utils import first\n\ndef second():\n    return first()")]),
+        ("03", "Three", [("c", "code", "%%writefile job.py\nfrom utils import first\nimport utils\n"
+                                       "print(utils.LIMIT, utils.check)")]),
+        ("04", "Four (reference)", [("d", "code", "from utils import second")]),
+    ]:
+        path = tmp_path / f"{number}_x{number}.ipynb"
+        series.write(lesson_notebook(title, cells), path)
+        books[path] = series.read(path)
+    found = teaching.prerequisites([series.lesson_facts(p) for p in books], books)
+    # 03 uses 01's helpers (a script it writes counts); `check` belongs to no lesson; a reference page follows
+    # no lesson in particular, so 04 has only the lesson of the helper it imports
+    assert found == {"01": [], "02": ["01"], "03": ["01", "02"], "04": ["02"]}
+
+
+def test_the_teachers_page_has_a_row_for_every_lesson_and_every_exercise_in_both_languages():
+    text = (ROOT / "TEACHING.md").read_text(encoding="utf-8")
+    zh = (ROOT / "TEACHING.zh-CN.md").read_text(encoding="utf-8")
+    for lesson in lessons():
+        rel = lesson.path.relative_to(ROOT).as_posix()
+        assert f"| {lesson.number} | [{lesson.title}]({rel}) | {lesson.minutes} | {lesson.runs_on} |" in text
+        assert f"| {lesson.number} | [" in zh and f"(notebooks/zh/{lesson.path.name})" in zh
+    from tools import teaching
+
+    for lesson in lessons():
+        for e in teaching.exercises(read(lesson.path)):
+            assert f"| {e.number} · {teaching.cell_text(e.title)} | {teaching.cell_text(e.hardware)} |" in text
+    assert "How the prerequisites are found" in text and "make handout" in text

@@ -75,6 +75,7 @@ def page(browser, server):
 
 
 PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")) if SITE.exists() else []
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 LESSON_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
 
 
@@ -128,6 +129,27 @@ def test_lesson_pages_show_navigation_outputs_errors_and_plots(page, server):
     page.goto(server + "notebooks/06_where_a_gpu_pays_off.html", wait_until="load")
     plots = page.eval_on_selector_all("article img", "els => els.filter(e => e.naturalWidth > 300).length")
     assert plots >= 1, "the throughput plot is missing"
+
+
+@pytest.mark.parametrize("edition", ["", ".zh-CN"])
+def test_the_teachers_page_is_in_the_sidebar_with_its_tables_and_links_to_the_lessons(page, server, edition):
+    page.goto(server + f"README{edition}.html", wait_until="load")
+    caption = "教师指南" if edition else "For teachers"  # the theme writes captions in capitals
+    assert caption.lower() in page.inner_text(".sidebar-tree").lower()
+    entry = page.locator(f".sidebar-tree a[href$='TEACHING{edition}.html']").first
+    assert entry.inner_text() == ("用本系列教学" if edition else "Teaching with the series")
+    entry.click()
+    page.wait_for_load_state("load")
+    assert page.url == server + f"TEACHING{edition}.html"
+    heads = page.eval_on_selector_all("article table", "ts => ts.map(t => t.querySelector('tr').innerText)")
+    assert any(("先修课程" if edition else "Prerequisites") in h for h in heads), heads  # the lessons' table
+    assert len(page.locator("article table").first.locator("tbody tr").all()) == len(LESSONS)
+    lesson = page.locator("article table a[href*='notebooks/']").first
+    assert lesson.get_attribute("href").startswith("notebooks/zh/" if edition else "notebooks/0")
+    lesson.click()
+    page.wait_for_load_state("load")
+    assert "/notebooks/" in page.url and page.url.endswith("00_check_your_setup.html"), page.url
+    assert not page.errors, page.errors
 
 
 def test_a_screenshot_of_one_lesson_is_saved(page, server):

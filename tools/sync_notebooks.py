@@ -7,9 +7,11 @@ Generated, never edited by hand (`make sync` rewrites them; `make lint` and `mak
   and hardware are read from its own opening cell, so a new lesson starts as one notebook;
 - each solutions notebook's header, setup and footer cells (a skeleton is created when missing);
 - the notebook metadata (kernel, Colab GPU runtime) and the setup cell's metadata;
-- the lesson table in README.md between the `lessons:start` and `lessons:end` markers;
+- the lesson table in README.md between the `lessons:start` and `lessons:end` markers, and the
+  teacher's page's tables in TEACHING.md between theirs (tools/teaching.py);
 - the Chinese edition (tools/i18n.py): the translation files i18n/zh/*.po (entries added, changed
-  ones flagged stale), every zh notebook under notebooks/zh/, README.zh-CN.md and CONTRIBUTING.zh-CN.md.
+  ones flagged stale), every zh notebook under notebooks/zh/, and each document's .zh-CN.md twin
+  (README, CONTRIBUTING, TEACHING).
 
 Usage: python -m tools.sync_notebooks [--check]
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import diagrams, i18n
+from tools import diagrams, i18n, teaching
 from tools.series import (
     BRANCH,
     GITHUB_URL,
@@ -320,6 +322,16 @@ def apply_readme(text: str, series: list[Lesson]) -> str:
     return head + start + "\n" + readme_table(english_facts(series), ENGLISH) + "\n" + end + rest.split(end, 1)[1]
 
 
+def apply_blocks(text: str, fills: dict[tuple[str, str], str], where: str) -> str:
+    """The document with the text between each pair of markers (start, end) made anew: TEACHING.md's tables."""
+    for (start, end), body in fills.items():
+        head, sep, rest = text.partition(start)
+        if not sep or end not in rest:
+            raise SystemExit(f"{where} lacks the markers {start!r} ... {end!r}")
+        text = head + start + "\n" + body + "\n" + end + rest.split(end, 1)[1]
+    return text
+
+
 ZH_SETUP = """\
 import os, socket, sys, tempfile, urllib.error, urllib.request
 
@@ -463,6 +475,32 @@ def solution_cells(series: list[Facts], k: int, ed: Edition = ENGLISH, anchor: s
     return {"header": header, "setup": ed.setup.format(url=UTILS_URL), "footer": back}
 
 
+# The setup cell of a hand-out's lessons (tools/handout.py): the edition's setup cell, but before it
+# downloads anything it looks for the helpers the hand-out bundles beside the notebook, in a folder
+# named HANDOUT_HELPERS, found from the kernel's working directory (Jupyter starts the kernel in the
+# notebook's folder), and takes them from there; only without them does it fetch, as every lesson does.
+HANDOUT_HELPERS = "series_helpers"
+HANDOUT_LOOKUP = {
+    "en": (
+        'bundled = os.path.join(os.getcwd(), "{folder}", "utils.py")  # the helpers a hand-out brings along\n'
+        "if os.path.isfile(bundled):  # beside this notebook: take them, nothing is downloaded\n"
+        '    url = "file:" + urllib.request.pathname2url(bundled)\n'
+    ),
+    "zh": (
+        'bundled = os.path.join(os.getcwd(), "{folder}", "utils.py")  # 讲义包随附的辅助函数\n'
+        "if os.path.isfile(bundled):  # 就在笔记本旁边：直接使用，不必下载\n"
+        '    url = "file:" + urllib.request.pathname2url(bundled)\n'
+    ),
+}
+
+
+def handout_setup(ed: Edition) -> str:
+    """The hand-out's setup cell in this edition: its setup cell with the bundled helpers looked up first."""
+    head, sep, rest = ed.setup.partition("\nfolder = ")
+    lookup = HANDOUT_LOOKUP["zh" if ed is CHINESE else "en"].format(folder=HANDOUT_HELPERS)
+    return (head + "\n" + lookup + sep.lstrip("\n") + rest).format(url=UTILS_URL)
+
+
 def readme_table(series: list[Facts], ed: Edition) -> str:
     rows = [ed.table_head, "|---|---|---|---|---|---|"]
     for f in series:
@@ -490,17 +528,18 @@ def zh_sections(doc: i18n.Document, english: str, po) -> tuple[list[tuple[str, s
     return sections, anchors
 
 
-def zh_document(doc: i18n.Document, sections: list[tuple[str, str, str]], zh: list[Facts], anchors: dict,
-                problems: list[str]) -> str:
+def zh_document(doc: i18n.Document, sections: list[tuple[str, str, str]], fills: dict[tuple[str, str], str],
+                anchors: dict, problems: list[str]) -> str:
     """NAME.zh-CN.md: its sections relinked to the zh twins (``anchors``: every zh file's headings), and
-    README's lesson table in Chinese."""
+    the generated blocks in Chinese (``fills``: README's lesson table, TEACHING's tables, by their markers)."""
     parts = [zh_note(doc), "", doc.switch_zh, ""]
     for ctx, text, zh_text in sections:
         zh_text = i18n.relink(zh_text, doc.english, doc.zh, anchors)
-        if (i18n.LESSONS_START in text) != (i18n.LESSONS_START + "\n" + i18n.LESSONS_END in zh_text):
-            problems.append(f"i18n/zh/{doc.po.name} [{ctx}]: keep the two lesson-table marker lines as they are")
-        zh_text = zh_text.replace(i18n.LESSONS_START + "\n" + i18n.LESSONS_END,
-                                  i18n.LESSONS_START + "\n" + readme_table(zh, CHINESE) + "\n" + i18n.LESSONS_END)
+        for (start, end), body in fills.items():
+            if (start in text) != (start + "\n" + end in zh_text):
+                what = "lesson-table" if start == i18n.LESSONS_START else "generated-table"
+                problems.append(f"i18n/zh/{doc.po.name} [{ctx}]: keep the two {what} marker lines as they are")
+            zh_text = zh_text.replace(start + "\n" + end, start + "\n" + body + "\n" + end)
         parts += [zh_text, ""]
     return "\n".join(parts).rstrip("\n") + "\n"
 
@@ -567,9 +606,19 @@ def build() -> tuple[dict, list[str]]:
         english_words = (f.title, f.purpose, f.runs_on)
         zh.append(Facts(f.lesson, *(catalog.get(ctx, text) or text for ctx, text in zip(i18n.FACTS, english_words,
                                                                                      strict=True))))
+    # The teacher's page (tools/teaching.py): its tables, from the lessons, in each language.
+    shown = {lesson.path: parsed[lesson.path] for lesson in series}
+    fills = {i18n.block_markers(name): text for name, text in teaching.blocks(facts, shown, ENGLISH.place).items()}
+    zh_fills = {(i18n.LESSONS_START, i18n.LESSONS_END): readme_table(zh, CHINESE)} | {
+        i18n.block_markers(name): text for name, text in teaching.blocks(
+            zh, shown, CHINESE.place, teaching.CHINESE,
+            lambda path, cell_id, english: i18n.Catalog(pos[path]).get(cell_id, english)).items()}
+    for doc in i18n.documents():
+        if doc.name == "TEACHING":
+            out[doc.english] = apply_blocks(doc.english.read_text(encoding="utf-8"), fills, doc.english.name)
     docs, anchors = [], {}  # the documents with a Chinese twin; each zh file's headings for the English ones
     for doc in i18n.documents():
-        text = out[readme] if doc.english == readme else doc.english.read_text(encoding="utf-8")
+        text = out[doc.english] if doc.english in out else doc.english.read_text(encoding="utf-8")
         if not text.startswith(doc.switch_en + "\n"):  # the link to its Chinese twin, first
             out[doc.english] = text = doc.switch_en + "\n\n" + text
         po = i18n.merge(i18n.load(doc.po), i18n.document_units(text, doc))
@@ -578,7 +627,7 @@ def build() -> tuple[dict, list[str]]:
         sections, anchors[doc.zh] = zh_sections(doc, text, po)
         docs.append((doc, sections))
     for doc, sections in docs:
-        out[doc.zh] = zh_document(doc, sections, zh, anchors, problems)
+        out[doc.zh] = zh_document(doc, sections, zh_fills, anchors, problems)
     anchor = anchors[i18n.README_ZH].get("lessons", "lessons")
     if "lessons" not in anchors[i18n.README_ZH]:
         problems.append("README.md: the generated navigation links its '## Lessons' heading; keep that heading")

@@ -1,0 +1,174 @@
+"""`make handout` (tools/handout.py): the lessons for students, in a folder and a zip, without the solutions.
+
+The quick tests read the folder: every lesson of both editions and no solutions, the helpers bundled,
+the setup cells the hand-out's own, every link leading somewhere that exists, the zip holding the
+same files. The slow one (`alone`: `make test-alone`) builds the hand-out in a scratch folder and
+runs its lessons there under strict nbval, as a student's Jupyter would (the kernel working in the
+notebook's folder), with GPU_LESSONS_URL unset and no network: tests/handout_offline/sitecustomize.py,
+on the kernels' PYTHONPATH, refuses every connection to another host, so a lesson that tried to
+download its helpers would fail.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from test_bootstrap import kernel_env, run_python, strings_of, too_wide
+
+from tools import handout, i18n, sync_notebooks
+from tools.series import GITHUB_URL, ROOT, lessons, read
+
+OFFLINE = ROOT / "tests" / "handout_offline"
+SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+LESSONS = lessons()
+EDITIONS = {"": sync_notebooks.ENGLISH, "zh/": sync_notebooks.CHINESE}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("handout") / "handout"
+    handout.write(out)
+    return out
+
+
+def files_in(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_the_handout_holds_every_lesson_of_both_editions_the_helpers_and_no_solutions(folder):
+    names = [lesson.path.name for lesson in LESSONS]
+    expected = {"README.md", "requirements.txt", "LICENSE", "series_helpers/utils.py"}
+    expected |= {"zh/README.md", "zh/series_helpers/utils.py"} | set(names) | {f"zh/{n}" for n in names}
+    assert files_in(folder) == expected
+    assert not [name for name in files_in(folder) if "solution" in name.lower()]
+    for helpers in ("series_helpers/utils.py", "zh/series_helpers/utils.py"):  # this checkout's, as the lessons are
+        assert (folder / helpers).read_text(encoding="utf-8") == (ROOT / "utils.py").read_text(encoding="utf-8")
+
+
+def test_each_lesson_is_the_repositorys_with_the_handouts_setup_cell_and_links(folder):
+    """Only the setup cell and the links of markdown cells change: answer cells, checks and outputs stay."""
+    for ed, edition in EDITIONS.items():
+        for lesson in LESSONS:
+            original = read(lesson.path if not ed else i18n.zh_path(lesson.path))
+            given = read(folder / ed / lesson.path.name)
+            assert [(c.get("id"), c.cell_type) for c in given.cells] == [(c.get("id"), c.cell_type)
+                                                                         for c in original.cells]
+            for before, after in zip(original.cells, given.cells, strict=True):
+                if after.get("id") == "setup":
+                    assert after.source == sync_notebooks.handout_setup(edition) != before.source
+                    assert after.metadata == before.metadata  # still collapsed
+                elif after.cell_type == "code":
+                    assert (after.source, after.outputs) == (before.source, before.outputs), (ed, after.id)
+            footer = next(c for c in given.cells if c.get("id") == "footer").source
+            solutions = f"{GITHUB_URL}/blob/main/notebooks/{ed}solutions/{lesson.solutions.name}"
+            assert f"({solutions})" in footer, footer
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_link_in_the_handout_leads_to_one_of_its_files_or_to_the_web(folder):
+    readmes = {ed: (folder / ed / "README.md").read_text(encoding="utf-8") for ed in EDITIONS}
+    anchors = {ed: {i18n.slug(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+               for ed, text in readmes.items()}
+    contents_links = 0
+    for path in sorted(folder.rglob("*.ipynb")):
+        ed = "zh/" if path.parent.name == "zh" else ""
+        for cell in read(path).cells:
+            if cell.cell_type != "markdown":
+                continue
+            for target in LINK.findall(cell.source):
+                if re.match(r"^(https?|data):", target):
+                    continue
+                file, _, anchor = target.partition("#")
+                resolved = (path.parent / file).resolve()
+                assert resolved.is_file() and resolved.is_relative_to(folder), f"{path.name}: broken link {target}"
+                if resolved.name == "README.md":
+                    assert anchor in anchors[ed], f"{path.name}: {target} names no heading of {ed}README.md"
+                    contents_links += 1
+    assert contents_links == 2 * 2 * len(LESSONS)  # the navigation at the top and the bottom, both editions
+    for ed, text in readmes.items():  # the README lists every lesson and says how to answer and check
+        for lesson in LESSONS:
+            assert f"]({lesson.path.name})" in text, (ed, lesson.path.name)
+        assert "series_helpers/utils.py" in text and "hint(" in text and "jupyter lab" in text
+
+
+def test_the_zip_holds_the_same_files(folder):
+    archive = folder.with_name("handout.zip")
+    with zipfile.ZipFile(archive) as zf:
+        names = {n.removeprefix("handout/"): zf.read(n) for n in zf.namelist()}
+    assert set(names) == files_in(folder)
+    assert all(names[n] == (folder / n).read_bytes() for n in names)
+
+
+def test_the_handout_is_written_anew_and_never_over_a_folder_of_other_files(tmp_path, folder):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    with pytest.raises(SystemExit, match="no hand-out"):
+        handout.write(mine)
+    assert (mine / "notes.txt").read_text() == "keep me"
+
+
+# --- the hand-out's setup cell -----------------------------------------------------------------
+
+def test_the_handouts_setup_cell_takes_the_bundled_helpers_without_any_network(tmp_path):
+    (tmp_path / "series_helpers").mkdir()
+    (tmp_path / "series_helpers" / "utils.py").write_text("BUNDLED = True\n")
+    code = sync_notebooks.handout_setup(sync_notebooks.ENGLISH) + "\nimport utils; print(utils.BUNDLED, utils.__file__)"
+    run = run_python(code, tmp_path, None)  # no GPU_LESSONS_URL; the pinned URL is unreachable here anyway
+    assert run.returncode == 0, run.stderr
+    bundled, imported = run.stdout.split()
+    assert bundled == "True" and Path(imported).parent != tmp_path / "series_helpers"  # a fresh copy, first on the path
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["series_helpers", "utils.py"]  # nothing written beside
+
+
+def test_without_the_bundled_helpers_the_handouts_setup_cell_fetches_as_every_lesson_does(tmp_path):
+    run = run_python(sync_notebooks.handout_setup(sync_notebooks.ENGLISH) + "\nimport utils; print(utils.try_gpu())",
+                     tmp_path, (ROOT / "utils.py").as_uri())
+    assert run.returncode == 0 and run.stdout.strip() in ("cpu", "cuda:0", "mps:0"), run.stderr
+
+
+def test_the_handouts_setup_cell_is_formatted_and_its_chinese_twin_has_the_same_code():
+    english, chinese = (sync_notebooks.handout_setup(ed) for ed in (sync_notebooks.ENGLISH, sync_notebooks.CHINESE))
+    for source in (english, chinese):
+        assert too_wide(source) == [] and len(source.splitlines()) <= 35
+        ruff = subprocess.run([sys.executable, "-m", "ruff", "format", "--diff", "--stdin-filename", "setup.py", "-"],
+                              input=source + "\n", capture_output=True, text=True)
+        assert ruff.returncode == 0, ruff.stdout
+    (en_code, _, en_others), (zh_code, _, zh_others) = strings_of(english), strings_of(chinese)
+    assert en_code == zh_code and en_others == zh_others  # only the comments and the messages speak Chinese
+    # the lesson's own setup cell, with the look-up of the bundled helpers before the download
+    lookup = sync_notebooks.HANDOUT_LOOKUP["en"].format(folder=sync_notebooks.HANDOUT_HELPERS)
+    lesson_setup = next(c.source for c in read(LESSONS[0].path).cells if c.get("id") == "setup")
+    assert english.replace(lookup, "", 1) == lesson_setup
+
+
+def test_the_offline_guard_refuses_other_hosts_and_lets_this_machine_through():
+    code = ("import socket\nserver = socket.create_server(('127.0.0.1', 0))\n"
+            "socket.create_connection(server.getsockname()).close()\n"
+            "try:\n    socket.create_connection(('192.0.2.1', 80), timeout=5)\nexcept OSError as err:\n"
+            "    print(type(err).__name__)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=kernel_env(None) | {"PYTHONPATH": str(OFFLINE)})
+    assert run.returncode == 0 and run.stdout.strip() == "NetworkBlocked", run.stdout + run.stderr
+
+
+# --- every lesson of the hand-out, run in it without network ------------------------------------
+
+@pytest.mark.alone
+def test_the_handouts_lessons_run_top_to_bottom_in_its_folder_without_network(tmp_path):
+    out = tmp_path / "handout"
+    handout.write(out)
+    notebooks = [lesson.path.name for lesson in LESSONS] + ["zh/03_copies_between_devices.ipynb"]
+    env = kernel_env(None) | {"PYTHONPATH": str(OFFLINE)}  # no GPU_LESSONS_URL, no network
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
+                          "--nbval-current-env", "--nbval-sanitize-with", str(SANITIZE), *notebooks],
+                         cwd=out, env=env, capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and " failed" not in run.stdout, run.stdout[-2000:]
