@@ -238,7 +238,7 @@ def test_a_lessons_exercises_are_read_from_their_headings_and_needs_lines():
         == []  # exercises not in the exercise form yet: none, and the page names the lesson
 
 
-def test_a_lessons_prerequisites_are_the_lesson_before_and_the_lessons_whose_helpers_it_imports(tmp_path):
+def test_a_lessons_prerequisites_are_the_lessons_whose_helpers_it_imports(tmp_path):
     from tools import series, teaching
 
     books = {}
@@ -253,20 +253,22 @@ def test_a_lessons_prerequisites_are_the_lesson_before_and_the_lessons_whose_hel
         series.write(lesson_notebook(title, cells), path)
         books[path] = series.read(path)
     found = teaching.prerequisites([series.lesson_facts(p) for p in books], books)
-    # 03 uses 01's helpers (a script it writes counts); `check` belongs to no lesson; a reference page follows
-    # no lesson in particular, so 04 has only the lesson of the helper it imports
-    assert found == {"01": [], "02": ["01"], "03": ["01", "02"], "04": ["02"]}
+    # 03 uses only 01's helpers (a script it writes counts), so not 02, the lesson just before it; `check`
+    # belongs to no lesson; 04 has only the lesson of the helper it imports
+    assert found == {"01": [], "02": ["01"], "03": ["01"], "04": ["02"]}
 
 
 def test_the_teachers_page_has_a_row_for_every_lesson_and_every_exercise_in_both_languages():
     text = (ROOT / "TEACHING.md").read_text(encoding="utf-8")
     zh = (ROOT / "TEACHING.zh-CN.md").read_text(encoding="utf-8")
-    for lesson in lessons():
-        rel = lesson.path.relative_to(ROOT).as_posix()
-        assert f"| {lesson.number} | [{lesson.title}]({rel}) | {lesson.minutes} | {lesson.runs_on} |" in text
-        assert f"| {lesson.number} | [" in zh and f"(notebooks/zh/{lesson.path.name})" in zh
     from tools import teaching
 
+    for lesson in lessons():
+        rel = lesson.path.relative_to(ROOT).as_posix()
+        with_exercises = lesson.minutes + sum(e.minutes or 0 for e in teaching.exercises(read(lesson.path)))
+        row = f"| {lesson.number} | [{lesson.title}]({rel}) | {lesson.minutes} | {with_exercises} | {lesson.runs_on} |"
+        assert row in text
+        assert f"| {lesson.number} | [" in zh and f"(notebooks/zh/{lesson.path.name})" in zh
     for lesson in lessons():
         for e in teaching.exercises(read(lesson.path)):
             assert f"| {e.number} · {teaching.cell_text(e.title)} | {teaching.cell_text(e.hardware)} |" in text

@@ -65,7 +65,8 @@ def test_each_lesson_is_the_repositorys_with_the_handouts_setup_cell_and_links(f
                 elif after.cell_type == "code":
                     assert (after.source, after.outputs) == (before.source, before.outputs), (ed, after.id)
             footer = next(c for c in given.cells if c.get("id") == "footer").source
-            solutions = f"{GITHUB_URL}/blob/main/notebooks/{ed}solutions/{lesson.solutions.name}"
+            ref = handout.version() or "main"  # the checkout's commit, as the README names it
+            solutions = f"{GITHUB_URL}/blob/{ref}/notebooks/{ed}solutions/{lesson.solutions.name}"
             assert f"({solutions})" in footer, footer
 
 
@@ -96,6 +97,24 @@ def test_every_link_in_the_handout_leads_to_one_of_its_files_or_to_the_web(folde
         for lesson in LESSONS:
             assert f"]({lesson.path.name})" in text, (ed, lesson.path.name)
         assert "series_helpers/utils.py" in text and "hint(" in text and "jupyter lab" in text
+        # Colab and Kaggle can use the bundled helpers too; the CPU-only wheel for Linux laptops; the version
+        assert "/content/series_helpers/" in text and 'os.environ["GPU_LESSONS_URL"]' in text, ed
+        assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in text, ed
+        assert text.index("--index-url") < text.rindex("pip install -r"), ed
+        assert handout.version_text(handout.EDITIONS[list(EDITIONS).index(ed)]) in text, ed
+
+
+def test_the_handout_names_the_checkouts_commit_and_links_to_it(monkeypatch):
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert handout.version() == (commit or None)
+    if commit:
+        assert f"[`{commit}`]({GITHUB_URL}/tree/{commit})" in handout.version_text(handout.EDITIONS[0])
+        assert handout.github_url(ROOT / "README.md").startswith(f"{GITHUB_URL}/blob/{commit}/")
+    monkeypatch.setattr(handout, "version", lambda: None)  # outside git: unknown, and the main branch
+    assert [handout.version_text(ed) for ed in handout.EDITIONS] == [handout.VERSION[ed.code][1]
+                                                                     for ed in handout.EDITIONS]
+    assert "unknown" in handout.version_text(handout.EDITIONS[0])
+    assert handout.github_url(ROOT / "README.md", "lessons") == f"{GITHUB_URL}/blob/main/README.md#lessons"
 
 
 def test_the_zip_holds_the_same_files(folder):

@@ -206,14 +206,17 @@ def test_hosted_notebook_is_recognised_from_the_environment(monkeypatch):
 
 
 def test_importing_utils_touches_no_hardware(monkeypatch):
-    import importlib
+    import importlib.util
 
     def fail(*args):
         raise AssertionError("utils queried the hardware at import time")
 
     monkeypatch.setattr(torch.cuda, "device_count", fail)
     monkeypatch.setattr(torch.backends.mps, "is_available", fail)
-    importlib.reload(utils)
+    # A fresh copy under another name: reloading `utils` itself would give every other test's
+    # imported classes (StepTimes, Timing) a twin that isinstance does not recognise.
+    spec = importlib.util.spec_from_file_location("utils_imported_afresh", utils.__file__)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
 SMI_HEADER = """

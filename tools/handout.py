@@ -17,13 +17,19 @@ change in a lesson, both generated: its setup cell is the hand-out's (sync_noteb
 it takes the helpers from series_helpers/ beside the notebook, and only without them downloads
 them), and each link to a file the folder lacks points to that file on GitHub (the worked
 solutions, the series' README), but the link to the lesson list, which points to the folder's README.
+
+The hand-out names the series' version in its README: the git commit of this checkout (`git rev-parse
+HEAD`), or "unknown" outside git. Its links to GitHub point at that commit, or at the main branch
+when it is unknown.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import shutil
+import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,8 +64,21 @@ def repo_path(lesson: Lesson, ed: Edition) -> Path:
     return lesson.path if ed.code == "en" else i18n.zh_path(lesson.path)
 
 
+@functools.cache
+def version() -> str | None:
+    """The git commit of this checkout (`git rev-parse HEAD`), or None outside git."""
+    try:
+        run = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = run.stdout.strip()
+    return commit if run.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", commit) else None
+
+
 def github_url(path: Path, anchor: str = "") -> str:
-    return f"{GITHUB_URL}/blob/{BRANCH}/{path.relative_to(ROOT).as_posix()}" + (f"#{anchor}" if anchor else "")
+    """The file on GitHub, at this checkout's commit (the main branch when it is unknown)."""
+    ref = version() or BRANCH
+    return f"{GITHUB_URL}/blob/{ref}/{path.relative_to(ROOT).as_posix()}" + (f"#{anchor}" if anchor else "")
 
 
 def relinked(text: str, notebook: Path, ed: Edition, in_folder: dict[Path, str]) -> str:
@@ -118,8 +137,11 @@ README = {
 **[中文版](zh/README.md)**
 
 The lessons of *GPU computing with PyTorch, lesson by lesson* ([on GitHub]({github})), for you to
-work through. Each lesson is a Jupyter notebook that runs from top to bottom on any machine, with or
-without a GPU, and ends with exercises that check your answers.
+work through. Each lesson is a Jupyter notebook that runs from top to bottom on a machine with or
+without a GPU, and ends with exercises that check your answers. On Windows, lessons 13 and 14 need
+WSL2 or Colab: they say why.
+
+**Version:** {version}.
 
 ## Lessons
 
@@ -137,24 +159,42 @@ pip install -r requirements.txt
 jupyter lab
 ```
 
+On a Linux laptop without an NVIDIA GPU, install PyTorch's CPU-only build first: it is much smaller
+than the default one, which brings CUDA along.
+
+```bash
+pip install torch --index-url https://download.pytorch.org/whl/cpu
+pip install -r requirements.txt
+```
+
 Open a lesson in JupyterLab's file browser and run its cells from the top, one by one with
 Shift+Enter, or all of them with *Run → Run All Cells*. The first code cell makes the helpers
 importable: run it first.
 
-On Colab or Kaggle, upload the lesson's notebook, or open it from the badges in its first cell.
-There the first code cell downloads the helpers from GitHub, so the session needs internet access
-(Kaggle: *Settings → Internet → on*).
+On Colab or Kaggle, upload the lesson's notebook from this folder, or open the lesson from the badges
+in its first cell. A lesson opened from its badge downloads the helpers from GitHub, and so does an
+uploaded one that finds no helpers beside it, so the session needs internet access (Kaggle:
+*Settings → Internet → on*). To use this folder's helpers there instead, upload
+`series_helpers/utils.py` too. On Colab, put it into a folder `/content/series_helpers/`, where the
+first code cell of a lesson from this folder finds it. Or, for any lesson, upload it and point the
+first code cell at it in a cell before that one (on Kaggle, with the path of the uploaded file):
+
+```python
+import os
+os.environ["GPU_LESSONS_URL"] = "file:///content/utils.py"
+```
 
 ## Answering the exercises
 
 Under each exercise is a cell for your answer: write it where the `...` is and run the cell. Then run
 the check below it. It says whether your answer is right, or what is wrong, without giving the
 solution away; until you answer, it says that you have not answered yet. Where it offers a hint,
-run `hint("...")` with the exercise's name. When you are done, save the notebook (*File → Save*)
-and hand it in as your teacher asks.
+run `hint(...)` with the exercise's id, the name in its check cell (for example
+`hint("copies.to-numpy")`). When you are done, save the notebook (*File → Save*) and hand it in as
+your teacher asks.
 
-The worked solutions are not in this folder. The last cell of each lesson links to them on GitHub:
-try the exercise first.
+The worked solutions are not in this folder. The last cell of each lesson links to them on GitHub
+(at this version of the series): try the exercise first.
 
 ## The helpers are bundled
 
@@ -170,6 +210,9 @@ without it downloads the helpers from GitHub instead. The Chinese lessons in `zh
 
 这里是《用 PyTorch 做 GPU 计算：逐课讲解》（[GitHub 上的仓库]({github})）的课程，供你逐课学习。
 每一课是一个 Jupyter 笔记本。有没有 GPU 都能从头运行到尾。每课最后有练习，会检查你的答案。
+在 Windows 上，第 13 课和第 14 课需要 WSL2 或 Colab，课程里说明了原因。
+
+**版本：**{version}。
 
 ## 课程
 
@@ -188,21 +231,40 @@ pip install -r ../requirements.txt
 jupyter lab
 ```
 
+在没有 NVIDIA GPU 的 Linux 笔记本电脑上，先安装 PyTorch 的纯 CPU 构建版本。
+它比默认的版本小得多，默认的版本会带上 CUDA。
+
+```bash
+pip install torch --index-url https://download.pytorch.org/whl/cpu
+pip install -r ../requirements.txt
+```
+
 在 JupyterLab 的文件浏览器中打开一课，从头运行它的单元格。
 可以按 Shift+Enter 逐个运行，也可以用 *Run → Run All Cells* 一次全部运行。
 第一个代码单元格让辅助函数可以导入，请先运行它。
 
-在 Colab 或 Kaggle 上，上传这一课的笔记本，或者用它第一个单元格中的徽章打开。
-在那里，第一个代码单元格会从 GitHub 下载辅助函数，所以需要联网（Kaggle：*Settings → Internet → on*）。
+在 Colab 或 Kaggle 上，上传这个文件夹里这一课的笔记本，或者用它第一个单元格中的徽章打开。
+用徽章打开的课程会从 GitHub 下载辅助函数。上传的课程在旁边找不到辅助函数时也会下载。
+所以需要联网（Kaggle：*Settings → Internet → on*）。
+想在那里改用这个文件夹里的辅助函数，就把 `series_helpers/utils.py` 也上传上去。
+在 Colab 上，把它放进文件夹 `/content/series_helpers/`，这个文件夹里的课程的第一个代码单元格会在那里找到它。
+对任何一课，也可以上传这个文件，再在第一个代码单元格之前的一个单元格里让它指向这个文件
+（在 Kaggle 上，用上传后文件的路径），例如：
+
+```python
+import os
+os.environ["GPU_LESSONS_URL"] = "file:///content/utils.py"
+```
 
 ## 做练习
 
 每道练习下面有一个答题单元格。在 `...` 处写下你的答案，然后运行这个单元格。
 再运行它下面的检查单元格。它会告诉你答案对不对，错在哪里，但不会给出解答。
-还没作答时，它会告诉你尚未作答。如果它说有提示，就用练习的名字运行 `hint("...")`。
+还没作答时，它会告诉你尚未作答。如果它说有提示，就用练习的编号运行 `hint(...)`。
+编号就是检查单元格里的名字（例如 `hint("copies.to-numpy")`）。
 做完以后保存笔记本（*File → Save*），按老师的要求交上去。
 
-完整的解答不在这个文件夹里。每一课的最后一个单元格链接到 GitHub 上的解答。请先自己做一遍。
+完整的解答不在这个文件夹里。每一课的最后一个单元格链接到 GitHub 上的解答（就是本系列的这个版本）。请先自己做一遍。
 
 ## 辅助函数随课程附带
 
@@ -218,6 +280,19 @@ TABLE_HEAD = {
 }
 
 
+VERSION = {
+    "en": ("the series at commit [`{commit}`]({url})", "unknown (not made from a git checkout)"),
+    "zh": ("本系列的提交 [`{commit}`]({url})", "未知（不是从 git 检出生成的）"),
+}
+
+
+def version_text(ed: Edition) -> str:
+    """The README's words for the series' version: its commit, linked to it on GitHub, or unknown."""
+    known, unknown = VERSION[ed.code]
+    commit = version()
+    return known.format(commit=commit, url=f"{GITHUB_URL}/tree/{commit}") if commit else unknown
+
+
 def readme(ed: Edition, series: list[Lesson]) -> str:
     rows = [TABLE_HEAD[ed.code]]
     for lesson in series:
@@ -227,7 +302,7 @@ def readme(ed: Edition, series: list[Lesson]) -> str:
             title, purpose, runs_on = (catalog.get(ctx, text) or text
                                        for ctx, text in zip(i18n.FACTS, (title, purpose, runs_on), strict=True))
         rows.append(f"| {lesson.number} | [{title}]({lesson.path.name}) | {purpose} | {lesson.minutes} | {runs_on} |")
-    text = README[ed.code].format(github=GITHUB_URL, table="\n".join(rows))
+    text = README[ed.code].format(github=GITHUB_URL, table="\n".join(rows), version=version_text(ed))
     # Chinese prose is written in lines here, but a line break between two Chinese characters
     # would show as a space: each paragraph becomes one line
     return CJK_BREAK.sub("", text) if ed.code == "zh" else text

@@ -15,8 +15,11 @@ never failed):
   digit, so bullets, `|` of tables, `**`, `---` and lone dashes do not. Inline code and the
   lines of a fenced code block in markdown count as words.
 - **code in view** at most 120 lines: the non-blank lines (comments included) of every code cell
-  a reader sees, that is every code cell but the generated `setup` cell and the collapsed ones.
-- **longest cell in view** at most 15 lines: the most non-blank lines of one such cell, but for
+  a reader sees, that is every code cell but the generated `setup` cell and the collapsed ones,
+  up to the exercises (their answer and check cells are the learner's to write in and run; each
+  exercise states its own minutes).
+- **longest cell in view** at most 15 lines: the most non-blank lines of one such cell (the
+  exercises' cells included), but for
   a script the learner reads as a file, a cell `%%writefile name.py`: at most 60 lines (the
   magic's line aside), reported as a problem past that.
 
@@ -148,7 +151,7 @@ def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
                 problems.append(f"cell {cell_id} is collapsed only in part: it has {', '.join(marks)} "
                                 f"but not {', '.join(missing)}")
             lines = non_blank(cell.source)
-            code_lines += lines
+            code_lines += 0 if in_exercises else lines  # an exercise's cells are the learner's to write in
             if WRITEFILE_PY.match(cell.source):  # a file to read as a file: its own, longer limit
                 if lines - 1 > MAX_SCRIPT_LINES:
                     problems.append(f"script cell {cell_id} has {lines - 1} lines > {MAX_SCRIPT_LINES}")

@@ -170,3 +170,58 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
                      for row in [header, *rows])
+
+
+# A lesson's exercises (../shared/STYLE.md, 19; CONTRIBUTING.md, "Exercises"): after the cell with
+# `## Exercises`, each exercise is a markdown cell `### Exercise N · Title` with the line
+# `*Needs: <hardware> · about <N> minutes.*`, then the learner's answer cell, then one code line
+# `check("<id>", ...)` (or `hint("<id>")` for an exercise answered in words).
+EXERCISE_HEADING = re.compile(r"^### Exercise (\d+) · (.+)$", re.MULTILINE)
+EXERCISE_NEEDS = re.compile(r"^\*Needs: (.+?) · about (\d+) minutes\.\*$", re.MULTILINE)
+EXERCISE_CALL = re.compile(r"""^(check|hint)\(\s*["']([a-z0-9-]+\.[a-z0-9-]+)["']""")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    number: int
+    title: str
+    needs: str | None  # the hardware, as the needs line says it; None where the line is missing
+    minutes: int | None
+    exercise_id: str | None  # the id its check (or hint) names; None where there is no such cell
+    kind: str | None  # "check", or "hint" for an exercise answered in words
+    cells: tuple[str, ...]  # the ids of its cells, heading first
+
+
+def exercises_of(nb: nbformat.NotebookNode) -> list[Exercise]:
+    """The exercises of a lesson, in order (an empty list for a notebook without them)."""
+    found: list[Exercise] = []
+    current: list[nbformat.NotebookNode] = []
+
+    def close() -> None:
+        if not current:
+            return
+        head = current[0].source
+        heading, needs = EXERCISE_HEADING.search(head), EXERCISE_NEEDS.search(head)
+        calls = [EXERCISE_CALL.match(c.source.strip()) for c in current[1:] if c.cell_type == "code"]
+        call = next((m for m in calls if m), None)
+        found.append(Exercise(int(heading.group(1)), heading.group(2).strip(),
+                              needs.group(1) if needs else None, int(needs.group(2)) if needs else None,
+                              call.group(2) if call else None, call.group(1) if call else None,
+                              tuple(c.get("id") for c in current)))
+        current.clear()
+
+    started = False
+    for cell in nb.cells:
+        if cell.get("id") == "footer":
+            break
+        if cell.cell_type == "markdown" and re.search(r"^##\s+Exercises\b", cell.source, re.MULTILINE):
+            started = True
+            continue
+        if not started:
+            continue
+        if cell.cell_type == "markdown" and EXERCISE_HEADING.search(cell.source):
+            close()
+        if current or (cell.cell_type == "markdown" and EXERCISE_HEADING.search(cell.source)):
+            current.append(cell)
+    close()
+    return found

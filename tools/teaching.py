@@ -1,16 +1,19 @@
 """The teacher's page, TEACHING.md (and its Chinese twin): the parts `make sync` writes from the lessons.
 
 Two blocks between markers, in each language (tools/sync_notebooks.py puts them in place):
-- `teaching-lessons`: one row per lesson: its minutes, what it runs on, its prerequisites and how many
-  exercises it has, with their minutes and how many need a GPU;
+- `teaching-lessons`: one row per lesson: its minutes (reading the prose and running the cells), its
+  minutes with its exercises (those plus the sum of its exercises' minutes), what it runs on, its
+  prerequisites and how many exercises it has, with their minutes and how many show their result
+  only on a GPU (each of those has a variant for a machine without one);
 - `teaching-exercises`: one row per exercise: its title, what it needs and its minutes, read from the
   lesson's exercise cells (`### Exercise N · Title`, then `*Needs: <hardware> · about <N> minutes.*`);
   a lesson whose exercises are not in that form yet is named under the table, not guessed at.
 
-A lesson's prerequisites are the lesson just before it and every earlier lesson whose helpers it
-uses: the names a lesson's code imports from utils.py (`from utils import try_gpu`, or `utils.NAME`,
-in any code cell, `#@save` cells and the scripts it writes included), each traced to the lesson whose
-`#@save` cell defines it. The page says so, in both languages.
+A lesson's prerequisites are the earlier lessons whose helpers it uses: the names a lesson's code
+imports from utils.py (`from utils import try_gpu`, or `utils.NAME`, in any code cell, `#@save` cells
+and the scripts it writes included), each traced to the lesson whose `#@save` cell defines it. They
+are what a lesson cannot be taught without; the lessons are written to be read in order all the
+same. The page says so, in both languages.
 """
 
 from __future__ import annotations
@@ -29,9 +32,7 @@ from tools import series as _series
 from tools.series import Lesson
 
 BLOCKS = ("teaching-lessons", "teaching-exercises")
-EXERCISE_HEADING = re.compile(r"^### Exercise (\d+) · (.+?)\s*$")
-NEEDS = re.compile(r"^\*Needs: (.+?) · about (\d+) minutes\.\*$", re.MULTILINE)
-GPU_NEEDS = ("a CUDA GPU", "a GPU")  # where <hardware> starts so, the exercise needs a GPU
+GPU_NEEDS = ("a CUDA GPU", "a GPU")  # where <hardware> starts so, the exercise shows its result only on a GPU
 MAGIC_LINE = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)  # IPython's %magic and !shell lines: not Python
 
 
@@ -54,27 +55,10 @@ class Exercise:
         return self.hardware is not None and self.hardware.startswith(GPU_NEEDS)
 
 
-def exercise_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    """The markdown cells of the lesson's exercises section that open with `### Exercise N · Title`."""
-    cells, inside = [], False
-    for cell in nb.cells:
-        if cell.cell_type != "markdown" or cell.get("id") == "footer":
-            continue
-        inside = inside or bool(re.search(r"^## Exercises\s*$", cell.source, re.MULTILINE))
-        if inside and EXERCISE_HEADING.match(cell.source.lstrip().partition("\n")[0]):
-            cells.append(cell)
-    return cells
-
-
 def exercises(nb: nbformat.NotebookNode) -> list[Exercise]:
-    """A lesson's exercises in order ([] for a lesson whose exercises are not in the exercise form yet)."""
-    found = []
-    for cell in exercise_cells(nb):
-        heading = EXERCISE_HEADING.match(cell.source.lstrip().partition("\n")[0])
-        needs = NEEDS.search(cell.source)
-        found.append(Exercise(cell.get("id", ""), int(heading.group(1)), heading.group(2),
-                              needs.group(1) if needs else None, int(needs.group(2)) if needs else None))
-    return found
+    """A lesson's exercises in order ([] for a lesson whose exercises are not in the exercise form yet),
+    as tools.series.exercises_of reads them."""
+    return [Exercise(e.cells[0], e.number, e.title, e.needs, e.minutes) for e in _series.exercises_of(nb)]
 
 
 # --- prerequisites ----------------------------------------------------------------------------
@@ -122,11 +106,9 @@ def prerequisites(series: list[Lesson], books: dict[Path, nbformat.NotebookNode]
         for name in defined_names(books[lesson.path]):
             owner.setdefault(name, lesson.number)
     found = {}
-    for k, lesson in enumerate(series):
-        reference = lesson.title.endswith("(reference)")  # a reference page follows no lesson in particular
-        before = {series[k - 1].number} if k and not reference else set()
+    for lesson in series:
         helpers = {owner[n] for n in used_names(books[lesson.path]) if n in owner}
-        found[lesson.number] = sorted(n for n in before | helpers if n < lesson.number)
+        found[lesson.number] = sorted(n for n in helpers if n < lesson.number)
     return found
 
 
@@ -137,28 +119,31 @@ class Words:
     lessons_head: str
     exercises_head: str
     none: str  # no prerequisites
-    count: Callable[[int, int, int], str]  # exercises, their minutes, how many need a GPU
+    count: Callable[[int, int, int], str]  # exercises, their minutes, how many show their result only on a GPU
     not_stated: str
     not_yet: str  # the lessons whose exercises are not in the exercise form yet: {lessons}
     separator: str
 
 
 ENGLISH = Words(
-    lessons_head="| # | Lesson | Minutes | Runs on | Prerequisites | Exercises |\n|---|---|---|---|---|---|",
+    lessons_head="| # | Lesson | Minutes | With its exercises | Runs on | Prerequisites | Exercises |\n"
+                 "|---|---|---|---|---|---|---|",
     exercises_head="| Lesson | Exercise | Needs | Minutes |\n|---|---|---|---|",
     none="none",
-    count=lambda n, minutes, gpu: f"{n}, about {minutes} minutes" + (f" ({gpu} need{'s' * (gpu == 1)} a GPU)"
-                                                                      if gpu else ""),
+    count=lambda n, minutes, gpu: f"{n}, about {minutes} minutes" + (
+        (" (1 shows its result only on a GPU)" if gpu == 1 else f" ({gpu} show their result only on a GPU)")
+        if gpu else ""),
     not_stated="*not stated*",
     not_yet="Lessons whose exercises have no answer cells and checks yet (their exercises are listed in the"
             " lesson): {lessons}.",
     separator=", ",
 )
 CHINESE = Words(
-    lessons_head="| # | 课程 | 分钟 | 运行环境 | 先修课程 | 练习 |\n|---|---|---|---|---|---|",
+    lessons_head="| # | 课程 | 分钟 | 连同练习 | 运行环境 | 先修课程 | 练习 |\n|---|---|---|---|---|---|---|",
     exercises_head="| 课程 | 练习 | 需要 | 分钟 |\n|---|---|---|---|",
     none="无",
-    count=lambda n, minutes, gpu: f"{n} 道，约 {minutes} 分钟" + (f"（{gpu} 道需要 GPU）" if gpu else ""),
+    count=lambda n, minutes, gpu: f"{n} 道，约 {minutes} 分钟" + (f"（其中 {gpu} 道只在 GPU 上显示结果）"
+                                                                 if gpu else ""),
     not_stated="*未注明*",
     not_yet="下面这些课的练习还没有答题单元格和自检（练习列在课程里）：{lessons}。",
     separator="、",
@@ -202,12 +187,12 @@ def blocks(facts: list[Facts], books: dict[Path, nbformat.NotebookNode], place: 
     for f in facts:
         nb = books[f.lesson.path]
         found = exercises(nb)
-        cells = {c.get("id"): c for c in exercise_cells(nb)}
+        cells = {c.get("id"): c for c in nb.cells}
         before = words.separator.join(link(by_number[n], place, n) for n in needs[f.lesson.number]) or words.none
         minutes = sum(e.minutes or 0 for e in found)
         count = words.count(len(found), minutes, sum(e.needs_gpu for e in found)) if found else "—"
-        lesson_rows.append(f"| {f.lesson.number} | {link(f, place)} | {f.lesson.minutes} | {f.runs_on} | {before}"
-                           f" | {count} |")
+        lesson_rows.append(f"| {f.lesson.number} | {link(f, place)} | {f.lesson.minutes} | {f.lesson.minutes + minutes}"
+                           f" | {f.runs_on} | {before} | {count} |")
         if not found:
             not_yet.append(f.lesson.number)
         for e in found:

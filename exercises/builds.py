@@ -1,0 +1,133 @@
+"""The checks of lesson 15, which PyTorch build fits your GPU."""
+
+import re
+import shlex
+
+from utils import _expect, _has_kernels_for, _register, _Wrong
+
+# What the checks know of PyTorch 2.13's CUDA builds for x86-64 (RELEASE.md): CUDA major version
+# and the GPU code of each. cu126 runs Maxwell to Hopper; the CUDA 13 builds Turing to Blackwell.
+_BUILDS_213 = {
+    "cu126": (12, ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]),
+    "cu130": (13, ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]),
+    "cu132": (13, ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]),
+}
+# (GPU, compute capability), (the CUDA major version the driver serves, whether it runs Blackwell: 570+)
+_BUILDS_CASES = {
+    "V100, driver serving CUDA 12.2": (("V100", (7, 0)), (12, False)),
+    "V100, driver 580": (("V100", (7, 0)), (13, True)),
+    "RTX 5090, driver serving CUDA 12.2": (("RTX 5090", (12, 0)), (12, False)),
+    "RTX 5090, driver 580": (("RTX 5090", (12, 0)), (13, True)),
+}
+
+
+def _builds_tag(value, what, key):
+    """A build tag such as "cu126" from the learner's text (None stays None), or _Wrong(key)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and re.fullmatch(r"cu\d{3}", value.strip().lower()):
+        return value.strip().lower()
+    raise _Wrong(key, what=what, got=repr(value))
+
+
+def _builds_why_not(build, gpu, driver):
+    """Why ``build`` fails for this GPU and driver: (message key, fields), or None when it works."""
+    (name, capability), (serves, runs_blackwell) = gpu, driver
+    if build not in _BUILDS_213:
+        return "builds.which-build/not-published", {}
+    major, archs = _BUILDS_213[build]
+    if major > serves:
+        return "builds.which-build/driver", {"major": major}
+    if capability[0] >= 10 and not runs_blackwell:
+        return "builds.which-build/gpu-driver", {"gpu": name}
+    if not _has_kernels_for(capability, archs):
+        return "builds.which-build/gpu", {"gpu": name, "cc": f"{capability[0]}.{capability[1]}"}
+    return None
+
+
+@_register("builds.which-build", hint="builds.which-build/hint")
+def _builds_which_build(build, command):
+    _expect(build, dict, "build")
+    missing = [case for case in _BUILDS_CASES if case not in build]
+    if missing:
+        raise _Wrong("builds.which-build/missing", names=", ".join(f'"{c}"' for c in missing))
+    for case, (gpu, driver) in _BUILDS_CASES.items():
+        got = _builds_tag(build[case], f'build["{case}"]', "builds.which-build/not-a-tag")
+        if got is None:
+            if any(_builds_why_not(b, gpu, driver) is None for b in _BUILDS_213):
+                raise _Wrong("builds.which-build/none-fits", case=case)
+            continue
+        why = _builds_why_not(got, gpu, driver)
+        if why is not None:
+            key, fields = why
+            raise _Wrong(key, case=case, got=got, **fields)
+    _builds_judge_command(command, "cu126")
+
+
+def _builds_judge_command(command, want):
+    """Raise _Wrong unless ``command`` is a pip command that installs torch==2.13.0 from the ``want`` index."""
+    _expect(command, str, "command")
+    try:
+        words = shlex.split(command.strip().removeprefix("!"))
+    except ValueError:
+        raise _Wrong("builds.which-build/command-not-pip") from None
+    starts = [i for i in range(len(words) - 1) if re.fullmatch(r"pip3?", words[i].rsplit("/", 1)[-1])
+              and words[i + 1] == "install"]
+    if not starts:
+        raise _Wrong("builds.which-build/command-not-pip")
+    rest = words[starts[0] + 2:]
+    wanted = [w for w in rest if re.match(r"torch(\W|$)", w)]
+    if not wanted:
+        raise _Wrong("builds.which-build/command-not-pip")
+    if not any(re.fullmatch(r"torch==2\.13(\.0|\.\*)?", w) for w in wanted):
+        raise _Wrong("builds.which-build/command-unpinned", got=" ".join(wanted))
+    index = None
+    for i, word in enumerate(rest):
+        if word in ("--index-url", "-i") and i + 1 < len(rest):
+            index = rest[i + 1]
+        elif word.startswith("--index-url="):
+            index = word.split("=", 1)[1]
+    if index is None:
+        raise _Wrong("builds.which-build/command-no-index")
+    if index.rstrip("/") != f"https://download.pytorch.org/whl/{want}":
+        raise _Wrong("builds.which-build/command-index", got=index, want=want)
+
+
+_BUILDS_ARCH_FITS = {"GTX 1080": True, "RTX 4090": True, "H100": True, "RTX 5090": False}
+# The CUDA builds of PyTorch, oldest first: the first with Blackwell code is cu128 (2.7).
+_BUILDS_TAGS = ("cu118", "cu121", "cu124", "cu126", "cu128", "cu129", "cu130", "cu132")
+
+
+@_register("builds.arch-list", hint="builds.arch-list/hint")
+def _builds_arch_list(fits, oldest_build):
+    _expect(fits, dict, "fits")
+    missing = [gpu for gpu in _BUILDS_ARCH_FITS if gpu not in fits]
+    if missing:
+        raise _Wrong("builds.arch-list/missing", names=", ".join(f'"{g}"' for g in missing))
+    for gpu in _BUILDS_ARCH_FITS:
+        _expect(fits[gpu], bool, f'fits["{gpu}"]')
+    wrong = [gpu for gpu, right in _BUILDS_ARCH_FITS.items() if fits[gpu] != right]
+    if wrong:
+        raise _Wrong("builds.arch-list/wrong", names=", ".join(wrong))
+    tag = _builds_tag(oldest_build, "oldest_build", "builds.arch-list/not-a-tag")
+    if tag not in _BUILDS_TAGS:
+        raise _Wrong("builds.arch-list/not-a-build", got=repr(oldest_build))
+    if _BUILDS_TAGS.index(tag) < _BUILDS_TAGS.index("cu128"):
+        raise _Wrong("builds.arch-list/build-older", got=tag)
+    if tag != "cu128":
+        raise _Wrong("builds.arch-list/build-newer", got=tag)
+
+
+@_register("builds.found-version", hint="builds.found-version/hint")
+def _builds_found_version(driver_serves, pip_installed, fix):
+    _expect(driver_serves, str, "driver_serves")
+    if driver_serves.strip() != "12.4":
+        raise _Wrong("builds.found-version/driver", got=driver_serves)
+    _expect(pip_installed, int, "pip_installed")
+    if pip_installed != 13:
+        key = "builds.found-version/runs" if pip_installed <= 12 else "builds.found-version/installed"
+        raise _Wrong(key, got=pip_installed)
+    if not isinstance(fix, str) or fix.strip().lower() not in ("a", "b", "c"):
+        raise _Wrong("builds.found-version/choice", got=repr(fix))
+    if fix.strip().lower() != "a":
+        raise _Wrong(f"builds.found-version/fix-{fix.strip().lower()}")

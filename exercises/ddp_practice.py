@@ -1,0 +1,164 @@
+"""The checks of lesson 14, DDP in practice.
+
+No check launches processes or measures a speed: the launch of exercise 1 and the timings of
+exercise 3 run in the learner's own cells, and the checks judge what they brought back (an error,
+seconds, process ids, Timings); exercise 2's check loads state dicts it builds itself.
+"""
+
+import re
+
+import torch
+
+from utils import (
+    Timing,
+    _article,
+    _expect,
+    _expect_callable,
+    _letter,
+    _register,
+    _Wrong,
+    format_seconds,
+    process_exists,
+)
+
+# --- ddp-practice.hang: a mistake that would hang ----------------------------------------------
+
+@_register("ddp-practice.hang", hint="ddp-practice.hang/hint")
+def _ddp_practice_hang(error, seconds, pids):
+    if error is None:
+        raise _Wrong("ddp-practice.hang/no-error")
+    if not isinstance(error, BaseException):
+        kind = type(error).__name__
+        raise _Wrong("ddp-practice.hang/not-an-exception", got=f"{_article(kind)} {kind}")
+    if isinstance(error, TimeoutError):
+        raise _Wrong("ddp-practice.hang/launch-timeout")
+    if not isinstance(error, RuntimeError):
+        raise _Wrong("ddp-practice.hang/other-error", kind=type(error).__name__)
+    _expect(seconds, (int, float), "seconds")
+    text = str(error)
+    if seconds < 5:
+        raise _Wrong("ddp-practice.hang/too-soon", seconds=seconds)
+    if seconds >= 60:
+        raise _Wrong("ddp-practice.hang/too-late", seconds=seconds)
+    if not isinstance(pids, (list, tuple)) or len(pids) != 2 or not all(
+            (isinstance(p, int) and not isinstance(p, bool)) or (isinstance(p, str) and p.isdigit()) for p in pids):
+        raise _Wrong("ddp-practice.hang/pids", got=repr(pids))
+    pids = [int(p) for p in pids]  # the ids as read from the text are fine too
+    printed = {int(p) for p in re.findall(r"\bpid (\d+)", text)}
+    strangers = [p for p in pids if p not in printed]
+    if strangers:
+        raise _Wrong("ddp-practice.hang/pids-not-printed", pids=", ".join(map(str, strangers)))
+    alive = [p for p in pids if process_exists(p)]
+    if alive:
+        raise _Wrong("ddp-practice.hang/still-running", pids=", ".join(map(str, alive)))
+    said = next((line.strip() for line in text.splitlines() if re.search(r"[Tt]imed out", line)), None)
+    return {"seconds": seconds, "said": said[:200] if said else "(no line with 'timed out': read the error's text)",
+            "pids": " and ".join(map(str, pids))}
+
+
+# --- ddp-practice.load-anywhere: load any checkpoint -------------------------------------------
+
+def _ddp_practice_model(seed):
+    """A small model with a buffer and a BatchNorm, whose state dict carries _metadata (versions)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, 2))
+        model[1].running_mean += torch.arange(8.0)  # a buffer that differs from a new model's
+    return model
+
+
+def _ddp_practice_checkpoints():
+    """(name, state dict): a plain one, its names with module. in front, and a wrapped model's."""
+    plain = _ddp_practice_model(1).state_dict()
+    prefixed = {"module." + name: w for name, w in plain.items()}
+    wrapper = torch.nn.Module()
+    wrapper.module = _ddp_practice_model(1)  # what DDP does: the model as its attribute `module`
+    return [("a plain state dict", plain), ("the same names with module. in front", prefixed),
+            ("the state_dict() of a model held as `module`, as DDP holds it", wrapper.state_dict())]
+
+
+def _ddp_practice_snapshot(state):
+    meta = getattr(state, "_metadata", None)
+    return list(state), {k: w.clone() for k, w in state.items()}, None if meta is None else dict(meta)
+
+
+@_register("ddp-practice.load-anywhere", hint="ddp-practice.load-anywhere/hint")
+def _ddp_practice_load_anywhere(load_anywhere):
+    _expect_callable(load_anywhere, "load_anywhere")
+    want = _ddp_practice_model(1).state_dict()
+    for case, state in _ddp_practice_checkpoints():
+        before = _ddp_practice_snapshot(state)
+        model = _ddp_practice_model(2)
+        try:
+            load_anywhere(model, state)
+        except RuntimeError as err:
+            if "Missing key" in str(err) or "Unexpected key" in str(err):
+                raise _Wrong("ddp-practice.load-anywhere/refused", case=case) from None
+            raise
+        names, values, meta = _ddp_practice_snapshot(state)
+        if names != before[0]:
+            raise _Wrong("ddp-practice.load-anywhere/renamed", case=case)
+        if meta != before[2]:
+            raise _Wrong("ddp-practice.load-anywhere/metadata", case=case)
+        if any(not torch.equal(values[k], before[1][k]) for k in names):
+            raise _Wrong("ddp-practice.load-anywhere/values-changed", case=case)
+        loaded = model.state_dict()
+        differ = [k for k in want if k not in loaded or not torch.equal(loaded[k], want[k])]
+        if differ:
+            raise _Wrong("ddp-practice.load-anywhere/not-loaded", case=case, names=", ".join(differ))
+
+
+# --- ddp-practice.less-work: less work per launch ----------------------------------------------
+
+def _ddp_practice_products(job):
+    """Run ``job()`` once and return the shapes of the matrix products it computed, in order."""
+    from torch.overrides import TorchFunctionMode
+
+    products = (torch.Tensor.__matmul__, torch.Tensor.__rmatmul__, torch.matmul, torch.mm,
+                torch.Tensor.matmul, torch.Tensor.mm)
+    shapes = []
+
+    class Counting(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func in products:
+                shapes.append(tuple(args[0].shape))
+            return func(*args, **(kwargs or {}))
+
+    with Counting():
+        job()
+    return shapes
+
+
+def _ddp_practice_seconds(value, what):
+    _expect(value, (Timing, float), what)
+    return value.median if isinstance(value, Timing) else value
+
+
+@_register("ddp-practice.less-work", hint="ddp-practice.less-work/hint")
+def _ddp_practice_less_work(make_small_job, small_sequential, small_parallel, why):
+    _expect_callable(make_small_job, "make_small_job")
+    job = make_small_job()
+    _expect_callable(job, "make_small_job()")
+    shapes = _ddp_practice_products(job)
+    if not shapes:
+        raise _Wrong("ddp-practice.less-work/no-products")
+    if set(shapes) != {(32, 32)}:
+        sizes = " and ".join(" × ".join(map(str, s)) for s in sorted(set(shapes)))
+        raise _Wrong("ddp-practice.less-work/size", got=sizes)
+    if len(shapes) != 3000:
+        raise _Wrong("ddp-practice.less-work/steps", n=len(shapes))
+    sequential = _ddp_practice_seconds(small_sequential, "small_sequential")
+    parallel = _ddp_practice_seconds(small_parallel, "small_parallel")
+    if not (sequential > 0 and parallel > 0):
+        raise _Wrong("ddp-practice.less-work/not-positive")
+    ratio = sequential / parallel
+    if ratio > 2.5:  # two threads on two jobs can at best halve the time
+        raise _Wrong("ddp-practice.less-work/too-fast", ratio=ratio)
+    # No lower bound: on a busy machine, threads that hand the GIL back and forth after every small
+    # product can take several times as long as one after the other (seen: 5×).
+    letter = _letter(why, "why", "ddp-practice.less-work/choice")
+    if letter != "a":
+        raise _Wrong({"b": "ddp-practice.less-work/why-b", "c": "ddp-practice.less-work/why-c"}[letter])
+    shown = {name: str(t) if isinstance(t, Timing) else format_seconds(t)
+             for name, t in (("sequential", small_sequential), ("parallel", small_parallel))}
+    return {**shown, "ratio": ratio}

@@ -1,0 +1,188 @@
+"""The checks of lesson 11, data loading.
+
+Each measuring function is run twice. First against stand-ins whose cost is known, on any machine:
+a DataLoader whose workers "start" when it is iterated and a clock that only they advance (was the
+clock started before the workers, were the arguments passed on?), or a step_time_split that returns
+known times (is the arithmetic per step right?). Then for real, and the "/right" message says what
+the reader's machine showed. No check asserts a speed.
+"""
+
+import os
+import sys
+import time
+import warnings
+from typing import ClassVar
+
+import torch
+
+from utils import StepTimes, _expect, _expect_callable, _letter, _register, _say, _Wrong, format_seconds
+
+
+def _loading_seconds(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _expect(value, float, what)  # raises: says what it should be
+    return float(value)
+
+
+class _LoadingClock:
+    """A clock that only the stand-in DataLoader advances: its time is what the loader cost."""
+
+    NAMES = ("perf_counter", "monotonic", "time")
+
+    def __init__(self):
+        self.now, self.reads = 100.0, 0
+
+    def read(self):
+        self.reads += 1
+        return self.now
+
+    def read_ns(self):
+        return round(self.read() * 1e9)
+
+
+class _LoadingFakeLoader:
+    """Stands in for DataLoader: starting the workers (``iter``) costs START seconds, each batch BATCH."""
+
+    START, BATCH = 1.0, 0.01
+    made: ClassVar[list] = []
+    clock: ClassVar[_LoadingClock | None] = None
+
+    def __init__(self, dataset, *args, **kwargs):
+        self.kwargs = dict(kwargs)
+        self.num_workers = self.kwargs.get("num_workers", 0)
+        self.iterated = 0
+        _LoadingFakeLoader.made.append(self)
+
+    def __iter__(self):
+        self.clock.now += self.START if self.kwargs.get("num_workers", 0) else 0.0
+        self.iterated = 0
+        return self
+
+    def __next__(self):
+        if self.iterated == len(self):  # an epoch ends
+            raise StopIteration
+        self.clock.now += self.BATCH
+        self.iterated += 1
+        return torch.zeros(64, 1, 8, 8), torch.zeros(64, dtype=torch.long)
+
+    def __len__(self):
+        return 22
+
+
+def _loading_with_fakes(fn, *args, names=("DataLoader",), fakes=None):
+    """Run ``fn(*args)`` with ``DataLoader`` (also as imported into ``fn``'s module) and the clocks
+    of ``time`` replaced by stand-ins; return (its result, the clock)."""
+    clock = _LoadingClock()
+    _LoadingFakeLoader.made, _LoadingFakeLoader.clock = [], clock
+    fakes = {"DataLoader": _LoadingFakeLoader, **(fakes or {})}
+    data_module = sys.modules["torch.utils.data"]
+    module_targets = [(data_module, "DataLoader"), (sys.modules["torch.utils.data.dataloader"], "DataLoader")]
+    utils_module = sys.modules.get("utils")
+    module_targets += [(utils_module, n) for n in names if n != "DataLoader" and utils_module is not None]
+    clocks = {n: clock.read for n in _LoadingClock.NAMES} | {n + "_ns": clock.read_ns for n in _LoadingClock.NAMES}
+    originals = {(m, n): getattr(m, n) for m, n in module_targets} | {(time, n): getattr(time, n) for n in clocks}
+    names_of_fn = getattr(fn, "__globals__", {})
+    real_ids = {id(v): k[1] for k, v in originals.items()}
+    swapped = {k: v for k, v in names_of_fn.items() if callable(v) and id(v) in real_ids}
+    for name in names:  # a helper the notebook defined itself, in its #@save cell: another object
+        own = names_of_fn.get(name)
+        if callable(own) and getattr(own, "__name__", "") == name and name not in swapped:
+            swapped[name], real_ids[id(own)] = own, name
+    try:
+        for module, name in module_targets:
+            setattr(module, name, fakes[name])
+        for name, fake in clocks.items():
+            setattr(time, name, fake)
+        for k, v in swapped.items():
+            name = real_ids[id(v)]
+            names_of_fn[k] = clocks.get(name) or fakes[name]
+        return fn(*args), clock
+    finally:
+        for (module, name), value in originals.items():
+            setattr(module, name, value)
+        names_of_fn.update(swapped)
+
+
+_LOADING_WHY_SPAWN = "b"  # pickle names the class utils.DigitsDataset; the worker imports utils
+
+
+@_register("loading.spawn", hint="loading.spawn/hint")
+def _loading_spawn(first_batch_seconds, why):
+    _expect_callable(first_batch_seconds, "first_batch_seconds")
+    letter = _letter(why, "why", "loading.spawn/choice")
+    for context in ("spawn", None):
+        got, clock = _loading_with_fakes(first_batch_seconds, context)
+        made = _LoadingFakeLoader.made
+        if not made or not any(loader.iterated for loader in made):
+            raise _Wrong("loading.spawn/no-batch")
+        loader = next(loader for loader in made if loader.iterated)
+        if loader.num_workers != 1:
+            raise _Wrong("loading.spawn/workers", got=loader.num_workers)
+        if loader.kwargs.get("multiprocessing_context") != context:
+            raise _Wrong("loading.spawn/context", given=repr(context),
+                         got=repr(loader.kwargs.get("multiprocessing_context")))
+        if clock.reads == 0:
+            raise _Wrong("core/timer-no-clock")
+        got = _loading_seconds(got, f"first_batch_seconds({context!r})")
+        cost = _LoadingFakeLoader.START + _LoadingFakeLoader.BATCH
+        if abs(got - _LoadingFakeLoader.BATCH) < 1e-9:
+            raise _Wrong("loading.spawn/clock-after-start")
+        if abs(got - cost) > 1e-9:
+            raise _Wrong("loading.spawn/not-first-batch", got=format_seconds(got), want=format_seconds(cost))
+    if letter != _LOADING_WHY_SPAWN:
+        raise _Wrong(f"loading.spawn/why-{letter}")
+    import multiprocessing
+
+    default = _loading_seconds(first_batch_seconds(None), "first_batch_seconds(None)")
+    spawned = _loading_seconds(first_batch_seconds("spawn"), 'first_batch_seconds("spawn")')
+    return {"method": multiprocessing.get_start_method(), "default": format_seconds(default),
+            "spawn": format_seconds(spawned)}
+
+
+_LOADING_WORKERS = (0, 1, 2, 4)
+
+
+def _loading_fake_split(recorded):
+    def step_time_split(model, loader, optimizer, device, max_batches=None):
+        recorded.append((getattr(loader, "num_workers", None), max_batches))
+        return StepTimes(first_batch=0.5, waiting=0.3, computing=0.16, batches=16)
+    return step_time_split
+
+
+@_register("loading.workers", hint="loading.workers/hint")
+def _loading_workers(per_step, cores_limit_sleeping_workers):
+    _expect_callable(per_step, "per_step")
+    _expect(cores_limit_sleeping_workers, bool, "cores_limit_sleeping_workers")
+    for workers in (2, 0):
+        recorded = []
+        got, _ = _loading_with_fakes(per_step, workers, names=("DataLoader", "step_time_split"),
+                                     fakes={"step_time_split": _loading_fake_split(recorded)})
+        if not recorded:
+            raise _Wrong("loading.workers/no-helper")
+        used, batches = recorded[-1]
+        if used != workers:
+            raise _Wrong("loading.workers/num-workers", asked=workers, got=used)
+        if batches != 16:
+            raise _Wrong("loading.workers/batches", got=batches)
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise _Wrong("loading.workers/not-a-pair", got=type(got).__name__)
+        waiting, computing = (_loading_seconds(v, f"per_step({workers})[{i}]") for i, v in enumerate(got))
+        if abs(computing - 0.16 / 16) > 1e-12:
+            key = "loading.workers/computing-total" if abs(computing - 0.16) < 1e-12 else "loading.workers/computing"
+            raise _Wrong(key)
+        if abs(waiting - 0.3 / 15) > 1e-12:
+            if abs(waiting - 0.3 / 16) < 1e-12:
+                raise _Wrong("loading.workers/first-batch")
+            key = "loading.workers/waiting-total" if abs(waiting - 0.3) < 1e-12 else "loading.workers/waiting"
+            raise _Wrong(key)
+    if cores_limit_sleeping_workers:
+        raise _Wrong("loading.workers/cores")
+    rows = []
+    with warnings.catch_warnings():  # more workers than cores: fine for workers that only sleep
+        warnings.filterwarnings("ignore", message="This DataLoader will create")
+        for workers in _LOADING_WORKERS:
+            waiting, computing = (_loading_seconds(v, f"per_step({workers})") for v in per_step(workers))
+            rows.append(_say("loading.workers/row", workers=workers, waiting=format_seconds(waiting),
+                             computing=format_seconds(computing)))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"rows": "\n".join(rows), "cores": cores}

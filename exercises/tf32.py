@@ -1,0 +1,164 @@
+"""The checks of lesson 10, TF32, sums in another order, and determinism.
+
+The learner's functions are run on cases the check builds itself, with PyTorch's switches watched
+(was the precision set, and put back? was deterministic mode switched on, and off again?), first on
+the CPU, then on the reader's own device, whose numbers the "/right" message shows.
+"""
+
+import contextlib
+
+import torch
+
+from utils import _expect, _expect_callable, _letter, _register, _say, _Wrong, try_gpu
+
+
+def _tf32_number(value, what):
+    """``value`` as a float: a Python or NumPy number, or a tensor with one value."""
+    import numpy as np
+
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.detach().cpu())
+    if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
+        return float(value)
+    _expect(value, float, what)  # raises: says what it should be
+    return float(value)
+
+
+@contextlib.contextmanager
+def _tf32_watch(name, module=torch):
+    """Record the arguments of every call of ``module.name`` while the block runs."""
+    real, calls = getattr(module, name), []
+
+    def spy(*args, **kwargs):
+        calls.append(args[0] if args else next(iter(kwargs.values()), None))
+        return real(*args, **kwargs)
+
+    setattr(module, name, spy)
+    try:
+        yield calls
+    finally:
+        setattr(module, name, real)
+
+
+_TF32_SETTINGS = ("highest", "high", "medium")
+_TF32_WHERE = "a"  # only TF32 hardware (Ampere and later) changes, and a CPU's oneDNN for "medium"
+
+
+@_register("tf32.precision-settings", hint="tf32.precision-settings/hint")
+def _tf32_precision_settings(product_error, which_change):
+    _expect_callable(product_error, "product_error")
+    letter = _letter(which_change, "which_change", "tf32.precision-settings/choice")
+    cpu, device = torch.device("cpu"), try_gpu()
+    before = torch.get_float32_matmul_precision()
+    errors = {}
+    try:
+        for where in dict.fromkeys([cpu, device]):
+            for precision in _TF32_SETTINGS:
+                with _tf32_watch("set_float32_matmul_precision") as calls:
+                    got = product_error(where, precision)
+                after = torch.get_float32_matmul_precision()
+                if after != before:
+                    raise _Wrong("tf32.precision-settings/not-restored", precision=precision, after=after,
+                                 before=before)
+                if precision not in calls:
+                    raise _Wrong("tf32.precision-settings/never-set", precision=precision)
+                errors[where, precision] = _tf32_number(got, f"product_error({where.type!r}, {precision!r})")
+    finally:
+        torch.set_float32_matmul_precision(before)
+    for (where, precision), error in errors.items():
+        if error == 0:
+            raise _Wrong("tf32.precision-settings/zero", where=where, precision=precision)
+        if not 0 < error < 1.0:
+            raise _Wrong("tf32.precision-settings/too-large", where=where, precision=precision, got=error)
+    if errors[cpu, "highest"] >= 1e-2:
+        raise _Wrong("tf32.precision-settings/too-large", where=cpu, precision="highest", got=errors[cpu, "highest"])
+    if letter != _TF32_WHERE:
+        raise _Wrong(f"tf32.precision-settings/where-{letter}")
+    rows = [_say("tf32.precision-settings/row", where=str(w), precision=repr(p), error=e)
+            for (w, p), e in errors.items()]
+    return {"rows": "\n".join(rows)}
+
+
+def _tf32_reference(v, chunk):
+    """Each chunk summed, then the chunk sums added one by one in float32: the exercise's sum."""
+    import numpy as np
+
+    return float(np.cumsum(v.view(-1, chunk).sum(dim=1).numpy(), dtype=np.float32)[-1])
+
+
+_TF32_MOST_ACCURATE = 100_000
+_TF32_WHY = "a"  # each addition into a large total loses the new number's low bits, a million times
+
+
+@_register("tf32.chunked-sum", hint="tf32.chunked-sum/hint")
+def _tf32_chunked_sum(chunked_sum, most_accurate, why):
+    _expect_callable(chunked_sum, "chunked_sum")
+    big = 2.0**24  # float32 holds every integer up to here; past it, only every other one
+    # chunks of 4: [2**24, 0, 0, 0] and [1, 1, 1, 1] each sum exactly, and 2**24 + 4 is a float32
+    got = _tf32_number(chunked_sum(torch.tensor([big, 0, 0, 0, 1, 1, 1, 1]), 4), "chunked_sum(v, 4)")
+    if got != big + 4:
+        key = "tf32.chunked-sum/one-by-one" if got == big else "tf32.chunked-sum/chunks"
+        raise _Wrong(key, got=got, want=big + 4)
+    # chunks of 1: a float32 running total, in which each 1 added to 2**24 rounds away
+    got = _tf32_number(chunked_sum(torch.tensor([big, 1, 1, 1, 1]), 1), "chunked_sum(v, 1)")
+    if got != big:
+        raise _Wrong("tf32.chunked-sum/not-float32", got=got, want=big)
+    v = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0))  # section 3's numbers
+    got = {c: _tf32_number(chunked_sum(v, c), f"chunked_sum(v, {c})") for c in (10, 1000, 100_000)}
+    want = _tf32_reference(v, 10)  # 100 000 chunk sums: how they are added shows, by about 10**-3
+    if abs(got[10] - want) > 1e-4:
+        raise _Wrong("tf32.chunked-sum/values", got=got[10], want=want)
+    if isinstance(most_accurate, float) and most_accurate.is_integer():
+        most_accurate = int(most_accurate)
+    _expect(most_accurate, int, "most_accurate")
+    if most_accurate not in (10, 1000, 100_000):
+        raise _Wrong("tf32.chunked-sum/not-a-chunk", got=most_accurate)
+    if most_accurate != _TF32_MOST_ACCURATE:
+        raise _Wrong("tf32.chunked-sum/most-accurate", got=most_accurate)
+    letter = _letter(why, "why", "tf32.chunked-sum/choice")
+    if letter != _TF32_WHY:
+        raise _Wrong(f"tf32.chunked-sum/why-{letter}")
+    exact = v.double().sum().item()
+    rows = [_say("tf32.chunked-sum/row", label=f"chunks of {c}", error=abs(got[c] - exact)) for c in got]
+    rows.append(_say("tf32.chunked-sum/row", label="one running total", error=abs(_tf32_reference(v, 1) - exact)))
+    return {"rows": "\n".join(rows)}
+
+
+def _tf32_losses(train, where):
+    """``train(where)`` with deterministic mode watched: (the losses as a CPU tensor, whether it was
+    switched on during the run)."""
+    before = torch.are_deterministic_algorithms_enabled()
+    try:
+        with _tf32_watch("use_deterministic_algorithms") as calls:
+            losses = train(where)
+        if torch.are_deterministic_algorithms_enabled() != before:
+            raise _Wrong("tf32.repeatable/left-on")
+    finally:
+        torch.use_deterministic_algorithms(before)
+    if not isinstance(losses, torch.Tensor) or losses.dim() != 1 or len(losses) != 10:
+        raise _Wrong("tf32.repeatable/shape", got=type(losses).__name__ if not isinstance(losses, torch.Tensor)
+                     else f"a tensor of shape {tuple(losses.shape)}")
+    return losses.detach().cpu(), any(calls)
+
+
+@_register("tf32.repeatable", hint="tf32.repeatable/hint")
+def _tf32_repeatable(train):
+    _expect_callable(train, "train")
+    device = try_gpu()
+    first, switched_on = _tf32_losses(train, device)
+    if not switched_on:
+        raise _Wrong("tf32.repeatable/not-deterministic")
+    if not bool(torch.isfinite(first).all()) or not first[-1] < first[0]:
+        raise _Wrong("tf32.repeatable/not-learning", first=float(first[0]), last=float(first[-1]))
+    second, _ = _tf32_losses(train, device)
+    if not torch.equal(first, second):
+        raise _Wrong("tf32.repeatable/differ", diff=float((first - second).abs().max()))
+    if device.type == "cpu":
+        return {"device": device, "across": _say("tf32.repeatable/cpu-only")}
+    on_cpu, _ = _tf32_losses(train, torch.device("cpu"))
+    relative = float(((first - on_cpu).abs() / on_cpu.abs()).max())
+    accepted = next((rtol for rtol in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2) if torch.allclose(first, on_cpu, rtol=rtol)),
+                    None)
+    across = _say("tf32.repeatable/across", device=device, relative=relative,
+                  rtol="none up to 1e-2" if accepted is None else f"rtol={accepted:g}")
+    return {"device": device, "across": across}

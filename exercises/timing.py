@@ -1,0 +1,150 @@
+"""The checks of lesson 05, asynchronous GPU work and honest timing.
+
+Each timer is run twice: first against a simulated GPU (exercises/core.py), which catches a clock
+read before the wait, a missing warm-up and a wrong value on any machine; then, once it passes, for
+real on the reader's own device, and the "/right" message says what that device showed.
+"""
+
+import statistics
+
+import torch
+
+from utils import (
+    Timing,
+    _expect,
+    _expect_callable,
+    _register,
+    _say,
+    _SimulatedGPU,
+    _time_with_a_simulated_gpu,
+    _timer_verdict,
+    _Wrong,
+    format_seconds,
+    median_and_iqr_seconds,
+    median_seconds,
+    try_gpu,
+)
+
+
+def _timing_works_without_a_wait_in_between(gpu):
+    """Whether two calls were queued with no synchronise between them."""
+    pending = False
+    for event in gpu.events:
+        if event == "work":
+            if pending:
+                return True
+            pending = True
+        elif event == "sync":
+            pending = False
+    return False
+
+
+def _timing_pattern(statistic):
+    """``statistic`` of the simulated GPU's per-call work, in seconds (its PATTERN of work_seconds)."""
+    gpu = _SimulatedGPU()
+    return statistic([gpu.work_seconds * p for p in gpu.PATTERN])
+
+
+_TIMING_RATIO = "b"  # what decides how far a naive read is off: the device's work against the launch
+
+
+@_register("timing.naive-clock", hint="timing.naive-clock/hint")
+def _timing_naive_clock(launch_seconds, ratio_decided_by):
+    _expect_callable(launch_seconds, "launch_seconds")
+    result, gpu = _time_with_a_simulated_gpu(launch_seconds)
+    if "work" not in gpu.events:
+        raise _Wrong("core/timer-never-called")
+    if "clock" not in gpu.events:
+        raise _Wrong("core/timer-no-clock")
+    if gpu.events.index("clock") < gpu.events.index("work"):
+        raise _Wrong("core/timer-no-warm-up")
+    if _timing_works_without_a_wait_in_between(gpu):
+        raise _Wrong("timing.naive-clock/busy")
+    _expect(result, (int, float), "launch_seconds(fn, device)")
+    if not 0 < result < gpu.work_seconds / 10:
+        raise _Wrong("timing.naive-clock/waited", got=format_seconds(result),
+                     launch=format_seconds(gpu.launch_seconds), work=format_seconds(gpu.work_seconds))
+    _expect(ratio_decided_by, str, "ratio_decided_by")
+    if ratio_decided_by.strip().lower() != _TIMING_RATIO:
+        raise _Wrong("timing.naive-clock/ratio", got=ratio_decided_by)
+    return _timing_naive_on_this_machine(launch_seconds)
+
+
+def _timing_naive_on_this_machine(launch_seconds):
+    """The learner's naive read and median_seconds, for real on the reader's device: the "/right" fields."""
+    device = try_gpu()
+
+    def fn():
+        return torch.randn(2048, 2048, device=device)
+
+    naive, honest = launch_seconds(fn, device), median_seconds(fn, device, min_run_time=0.1)
+    return {"device": device, "naive": format_seconds(naive), "honest": format_seconds(honest),
+            "ratio": f"{honest / naive:.1f}" if naive > 0 else "?",
+            "note": _say("timing.naive-clock/cpu-note") if device.type == "cpu" else ""}
+
+
+def _timing_as_timing(result, what):
+    """``result`` as a Timing: anything with a numeric median and iqr (lesson 05 defines its own class)."""
+    median, iqr = getattr(result, "median", None), getattr(result, "iqr", None)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (median, iqr)):
+        raise _Wrong("timing.spread/not-a-timing", what=what, got=type(result).__name__)
+    return Timing(float(median), float(iqr))
+
+
+@_register("timing.spread", hint="timing.spread/hint")
+def _timing_spread(simple_timer_with_spread):
+    _expect_callable(simple_timer_with_spread, "simple_timer_with_spread")
+    result, gpu = _time_with_a_simulated_gpu(simple_timer_with_spread)
+    _timer_verdict(gpu)
+    got = _timing_as_timing(result, "simple_timer_with_spread(fn, device)")
+    median = _timing_pattern(statistics.median) + gpu.launch_seconds
+    if not 0.97 * median <= got.median <= 1.03 * median:
+        raise _Wrong("timing.spread/median", got=format_seconds(got.median), want=format_seconds(median))
+    if got.iqr < 0:
+        raise _Wrong("timing.spread/iqr-negative", got=format_seconds(got.iqr))
+    if got.iqr == 0:
+        raise _Wrong("timing.spread/iqr-zero")
+    if not 0.03 * gpu.work_seconds <= got.iqr <= 0.35 * gpu.work_seconds:
+        raise _Wrong("timing.spread/iqr", got=format_seconds(got.iqr, "ms"))
+    return _timing_spread_on_this_machine(simple_timer_with_spread)
+
+
+def _timing_spread_on_this_machine(simple_timer_with_spread):
+    """The learner's timer and median_and_iqr_seconds, for real on the reader's device: the "/right" fields."""
+    device = try_gpu()
+    n = 256 if device.type == "cpu" else 4096  # on a GPU, large enough for its work to outlast a launch
+    x = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(device)
+    mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device), "simple_timer_with_spread(fn, device)")
+    return {"device": device, "n": n, "mine": mine, "helper": median_and_iqr_seconds(lambda: x @ x, device, 0.1)}
+
+
+@_register("timing.queued-timer", hint="timing.queued-timer/hint")
+def _timing_queued_timer(queued_timer):
+    _expect_callable(queued_timer, "queued_timer")
+    result, gpu = _time_with_a_simulated_gpu(queued_timer)
+    _timer_verdict(gpu)
+    timed = gpu.events[gpu.events.index("clock"):len(gpu.events) - gpu.events[::-1].index("clock")]
+    if timed.count("sync") > 1:
+        raise _Wrong("timing.queued-timer/waits-each", syncs=timed.count("sync"), calls=timed.count("work"))
+    _expect(result, (int, float), "queued_timer(fn, device)")
+    per_call = _timing_pattern(statistics.mean)
+    if 0.95 * per_call * timed.count("work") <= result <= 1.1 * per_call * timed.count("work"):
+        raise _Wrong("timing.queued-timer/total", calls=timed.count("work"))
+    if not 0.95 * per_call <= result <= 1.1 * per_call:
+        raise _Wrong("timing.queued-timer/per-call", got=format_seconds(result), want=format_seconds(per_call))
+    return _timing_queued_on_this_machine(queued_timer)
+
+
+def _timing_queued_on_this_machine(queued_timer):
+    """The learner's queued timer and median_seconds, for real on the reader's device: the "/right" fields."""
+    device = try_gpu()
+    rows = []
+    for k in (64, 256 if device.type == "cpu" else 4096):
+        x = torch.randn(k, k, generator=torch.Generator().manual_seed(0)).to(device)
+
+        def product(x=x):
+            return x @ x
+
+        waited, queued = median_seconds(product, device, 0.05), queued_timer(product, device)
+        rows.append(_say("timing.queued-timer/row", k=k, waited=format_seconds(waited), queued=format_seconds(queued)))
+    return {"device": device, "rows": "\n".join(rows)}

@@ -1,0 +1,98 @@
+"""The checks of lesson 03's exercises (exercises/copies.py): the right answer passes, typical wrong
+ones get their own message. Machines with GPUs are simulated (the `machine` fixture), and a tensor
+"on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`): no GPU is needed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import utils
+from utils import check
+
+
+def values():
+    return torch.ones(2, 3) + torch.rand(2, 3, generator=torch.Generator().manual_seed(0))
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "first", "second"), [
+    ("cpu-only", "cpu", None), ("one-cuda-gpu", "cuda:0", "cpu"),
+    ("two-cuda-gpus", "cuda:0", "cuda:1"), ("apple-mps", "mps:0", "cpu"),
+])
+def test_other_way_wants_the_sum_on_the_first_device_on_every_machine(machine, capsys, name, first, second):
+    machine(name)
+    on = (lambda t, d: t.to(d)) if first == "cpu" else utils._on_a_gpu
+    assert check("copies.other-way", on(values(), first)) is True
+    assert f"The sum lives on {first}, X's device" in said(capsys)
+    if second is not None:  # the lesson's way round: the sum on the second device
+        wrong = values() if second == "cpu" else utils._on_a_gpu(values(), second)
+        assert check("copies.other-way", wrong) is False
+        assert f"the sum lives on {second}, Y's device" in said(capsys)
+
+
+def test_other_way_rejects_the_sum_left_on_meta_without_a_gpu(machine, capsys):
+    machine("cpu-only")
+    assert check("copies.other-way", values().to("meta")) is False
+    assert "the sum lives on meta, Y's device" in said(capsys)
+
+
+def test_other_way_rejects_wrong_values_and_a_result_that_is_no_tensor(machine, capsys):
+    machine("cpu-only")
+    assert check("copies.other-way", torch.ones(2, 3) * 2) is False
+    assert "its values are not X + Y" in said(capsys)
+    assert check("copies.other-way", values().tolist()) is False
+    assert "result should be a tensor (torch.Tensor), but it is a list" in said(capsys)
+
+
+def by_address(a, b):
+    return a.data_ptr() == b.data_ptr()
+
+
+def test_copy_true_needs_a_working_shares_memory_and_the_answer_false(capsys):
+    assert check("copies.copy-true", by_address, False) is True
+    assert check("copies.copy-true", by_address, True) is False
+    assert "your shares_memory works, but it answers False" in said(capsys)
+
+
+def test_copy_true_catches_a_shares_memory_that_compares_values(capsys):
+    assert check("copies.copy-true", lambda a, b: bool(torch.equal(a.flatten(), b.flatten())), False) is False
+    assert "shares_memory says True for t and t.clone()" in said(capsys)
+    assert check("copies.copy-true", lambda a, b: a is b, False) is False  # a view is another object
+    assert "shares_memory says False for t and t.view(2, 2)" in said(capsys)
+    assert check("copies.copy-true", lambda a, b: "yes", False) is False
+    assert "should be a bool, but it is a str" in said(capsys)
+
+
+RIGHT = {"t.shape": False, "len(t)": False, "t.sum()": False, "t.item()": True,
+         "print(t)": True, "t.tolist()": True, "t.device": False}
+
+
+def test_which_copy_accepts_the_right_answers_and_names_the_wrong_ones(capsys):
+    assert check("copies.which-copy", dict(RIGHT)) is True
+    assert check("copies.which-copy", RIGHT | {"t.sum()": True, "t.shape": True}) is False
+    assert "wrong answers: 2 of 7. Look again at: t.shape, t.sum()" in said(capsys)
+    assert check("copies.which-copy", {"t.item()": True}) is False
+    assert "lacks an answer for: len(t), print(t)" in said(capsys)
+    assert check("copies.which-copy", RIGHT | {"t.item()": "yes"}) is False
+    assert 'copies_to_cpu["t.item()"] should be a bool' in said(capsys)
+
+
+def test_to_numpy_works_for_cpu_gpu_and_gradient_tensors(capsys):
+    assert check("copies.to-numpy", lambda t: t.detach().cpu().numpy()) is True
+    assert check("copies.to-numpy", lambda t: t.cpu().detach().numpy()) is True
+
+
+def test_to_numpy_catches_a_tensor_left_on_the_gpu_and_a_kept_gradient(capsys):
+    assert check("copies.to-numpy", lambda t: t.detach().numpy()) is False  # fine on a CPU only
+    assert "fails for a tensor on a CUDA GPU" in said(capsys)
+    assert check("copies.to-numpy", lambda t: t.cpu().numpy()) is False
+    assert "fails for a tensor that requires gradients" in said(capsys)
+    assert check("copies.to-numpy", lambda t: t.detach().cpu().tolist()) is False
+    assert "returns a list for a CPU tensor, not a NumPy array" in said(capsys)
+    assert check("copies.to-numpy", lambda t: np.zeros(3, dtype=np.float32)) is False
+    assert "other values than the tensor's" in said(capsys)

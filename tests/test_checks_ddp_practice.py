@@ -1,0 +1,175 @@
+"""The checks of lesson 14's exercises (exercises/ddp_practice.py): the right answer passes, typical
+wrong ones get their own message. Nothing is launched and no speed is measured: the hang check gets
+errors and process ids the test makes (of processes that have ended, or of this one, which runs),
+and the less-work check gets Timings the test writes. The same on every machine."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+
+from utils import Timing, check
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+# --- ddp-practice.hang ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ended():
+    """The process ids of two processes that have ended, as two ranks of a finished launch."""
+    pids = []
+    for _ in range(2):
+        process = subprocess.Popen([sys.executable, "-c", "pass"])
+        process.wait()
+        pids.append(process.pid)
+    return pids
+
+
+def failed_launch(pids):
+    return RuntimeError(
+        "hang.py failed (exit code 1). The start and the end of its output:\n"
+        f"rank 0 pid {pids[0]}\nrank 1 pid {pids[1]}\n"
+        "[rank0]: RuntimeError: [gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 5000ms for recv "
+        "operation to complete\n")
+
+
+def test_hang_accepts_the_failed_launch_and_prints_what_rank_0_said(capsys, ended):
+    assert check("ddp-practice.hang", failed_launch(ended), 9.4, ended) is True
+    out = said(capsys)
+    assert "launch raised RuntimeError after 9.4 s" in out and "Timed out waiting 5000ms" in out
+    assert check("ddp-practice.hang", failed_launch(ended), 9.4, [str(p) for p in ended]) is True  # as read
+
+
+def test_hang_wants_the_exception_itself_not_its_text_or_nothing(capsys, ended):
+    assert check("ddp-practice.hang", str(failed_launch(ended)), 9.4, ended) is False
+    assert "error should be the exception launch raised (except RuntimeError as err: error = err), but it is a str" \
+        in said(capsys)
+    assert check("ddp-practice.hang", None, 9.4, ended) is False
+    assert "error is None: launch raised nothing" in said(capsys)
+    assert check("ddp-practice.hang", ..., ..., ...) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+def test_hang_catches_a_launch_that_its_own_timeout_ended(capsys, ended):
+    # no process-group timeout: the wait lasted until launch's 60 s, which raises TimeoutError
+    assert check("ddp-practice.hang", TimeoutError("hang.py did not finish within 60 s"), 95.0, ended) is False
+    assert "launch raised TimeoutError: its own timeout of 60 s" in said(capsys)
+    assert check("ddp-practice.hang", failed_launch(ended), 61.0, ended) is False
+    assert "seconds is 61.0, longer than rank 1's minute of sleep" in said(capsys)
+
+
+def test_hang_catches_a_time_shorter_than_the_groups_timeout(capsys, ended):
+    assert check("ddp-practice.hang", failed_launch(ended), 0.002, ended) is False
+    assert "seconds is 0.0, less than the group's timeout of 5 s" in said(capsys)
+
+
+def test_hang_catches_process_ids_not_of_the_launch_and_one_still_running(capsys, ended):
+    assert check("ddp-practice.hang", failed_launch(ended), 9.4, [ended[0], 1]) is False
+    assert "1 is not a process id of this launch" in said(capsys)
+    assert check("ddp-practice.hang", failed_launch(ended), 9.4, ended[0]) is False
+    assert "pids should be a list of the two process ids" in said(capsys)
+    running = [os.getpid(), ended[1]]  # this process: it runs, as a leftover would
+    assert check("ddp-practice.hang", failed_launch(running), 9.4, running) is False
+    assert f"process {os.getpid()} still exists after the launch" in said(capsys)
+
+
+# --- ddp-practice.load-anywhere ---------------------------------------------------------------
+
+def load_anywhere(model, state):
+    state = copy.copy(state)
+    if hasattr(state, "_metadata"):
+        state._metadata = copy.copy(state._metadata)
+    consume_prefix_in_state_dict_if_present(state, "module.")
+    return model.load_state_dict(state)
+
+
+def test_load_anywhere_accepts_a_copy_that_is_renamed_and_a_new_dictionary(capsys):
+    assert check("ddp-practice.load-anywhere", load_anywhere) is True
+    assert "All three load the same weights" in said(capsys)
+    def new_dictionary(model, state):  # no _metadata in the new dictionary: fine for these models
+        return model.load_state_dict({k.removeprefix("module."): v for k, v in state.items()})
+
+    assert check("ddp-practice.load-anywhere", new_dictionary) is True
+
+
+def test_load_anywhere_catches_a_load_that_changes_the_callers_dictionary(capsys):
+    def in_place(model, state):
+        consume_prefix_in_state_dict_if_present(state, "module.")
+        return model.load_state_dict(state)
+
+    def shallow(model, state):  # a new dict, but the same _metadata, which the function renames
+        state = copy.copy(state)
+        consume_prefix_in_state_dict_if_present(state, "module.")
+        return model.load_state_dict(state)
+
+    assert check("ddp-practice.load-anywhere", in_place) is False
+    assert "changed the names of the caller's dictionary, for the same names with module. in front" in said(capsys)
+    assert check("ddp-practice.load-anywhere", shallow) is False
+    assert "changed the _metadata of the caller's dictionary" in said(capsys)
+
+
+def test_load_anywhere_catches_a_load_of_the_prefix_as_it_is_or_skipped(capsys):
+    assert check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state)) is False
+    assert "loading the same names with module. in front fails (missing or unexpected names)" in said(capsys)
+    assert check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state, strict=False)) is False
+    assert "the model does not hold the checkpoint's 0.weight" in said(capsys)
+    assert check("ddp-practice.load-anywhere", {"module.0.weight": 1}) is False
+    assert "load_anywhere should be a function you wrote (def ...), but it is a dict" in said(capsys)
+
+
+# --- ddp-practice.less-work -------------------------------------------------------------------
+
+def make_job(n, steps):
+    a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)) / n**0.5
+
+    def job():
+        b = a
+        for _ in range(steps):
+            b = torch.tanh(b @ b)
+    return job
+
+
+def make_small_job():
+    return make_job(32, 3000)
+
+
+SEQUENTIAL, PARALLEL = Timing(0.060, 0.002), Timing(0.075, 0.004)  # as a busy two-core machine may show
+
+
+def test_less_work_accepts_the_small_job_and_prints_the_readers_times(capsys):
+    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "a") is True
+    assert "one after the other 60.0 ms (IQR 2.00 ms), at the same time 75.0 ms" in said(capsys)
+    assert check("ddp-practice.less-work", make_small_job, 0.06, 0.9, " A ") is True  # seconds, a slow machine
+
+
+def test_less_work_catches_a_job_of_the_wrong_size_or_length(capsys):
+    assert check("ddp-practice.less-work", lambda: make_job(256, 100), SEQUENTIAL, PARALLEL, "a") is False
+    assert "the job multiplies 256 × 256 matrices" in said(capsys)
+    assert check("ddp-practice.less-work", lambda: make_job(32, 100), SEQUENTIAL, PARALLEL, "a") is False
+    assert "the job computes 100 products, and the exercise asks for 3,000" in said(capsys)
+    assert check("ddp-practice.less-work", lambda: (lambda: None), SEQUENTIAL, PARALLEL, "a") is False
+    assert "the job computed no matrix product" in said(capsys)
+
+
+def test_less_work_catches_threads_timed_before_they_finished_and_wrong_types(capsys):
+    not_joined = Timing(0.0004, 0.0001)  # the threads started, the clock stopped: no join
+    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, not_joined, "a") is False
+    assert "two threads can at best halve it: the clock stopped before the threads were done" in said(capsys)
+    assert check("ddp-practice.less-work", make_small_job, "60 ms", PARALLEL, "a") is False
+    assert "small_sequential should be a Timing or a float, but it is a str" in said(capsys)
+
+
+def test_less_work_catches_the_wrong_reasons(capsys):
+    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "b") is False
+    assert "(b) is not it: torch.set_num_threads(1) sets how many threads" in said(capsys)
+    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "c") is False
+    assert "(c) is not it: two 32 × 32 float matrices take 8 KB" in said(capsys)

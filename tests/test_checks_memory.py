@@ -1,0 +1,151 @@
+"""The checks of lesson 07's exercises (exercises/memory.py): the right answer passes, typical wrong
+ones (elements counted for bytes, Adam's state assumed before the first step, a missing gradient
+that crashes, four bytes taken for every element, a prediction of the weights alone) get their own
+message.
+
+The counts come from tensors the check builds on the CPU, the same bytes on every device, so no GPU
+is needed; machines with GPUs are simulated with the `machine` fixture. After a right answer a check
+also runs the exercise on the reader's device, which a simulated machine does not have, so that run
+is replaced by fixed fields there (`stub_real_runs`), and done for real on this machine's CPU in one
+test per check.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import utils
+from utils import check
+
+MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
+MiB = 2**20
+
+
+@pytest.fixture
+def stub_real_runs(monkeypatch):
+    monkeypatch.setattr(utils, "_memory_adam_step_on_this_machine",
+                        lambda state_bytes: {"counted": "256.1", "measured": "(measured)"})
+    monkeypatch.setattr(utils, "_memory_alias_on_this_machine", lambda: {"device": "sim", "rows": "(rows)"})
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+# --- memory.adam-step ------------------------------------------------------------------------
+
+def nbytes(tensors):
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def state_bytes(model, optimizer):
+    return {"weights": nbytes(model.parameters()),
+            "gradients": nbytes(p.grad for p in model.parameters() if p.grad is not None),
+            "state": nbytes(v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v))}
+
+
+def counts_elements(model, optimizer):
+    return {"weights": sum(p.numel() for p in model.parameters()), "gradients": 0, "state": 0}
+
+
+def assumes_adams_state(model, optimizer):
+    weights = nbytes(model.parameters())
+    grads = nbytes(p.grad for p in model.parameters() if p.grad is not None)
+    return {"weights": weights, "gradients": grads, "state": 2 * weights}  # what Adam will hold, not what it holds
+
+
+def crashes_without_gradients(model, optimizer):
+    return state_bytes(model, optimizer) | {"gradients": nbytes(p.grad for p in model.parameters())}
+
+
+def four_bytes_each(model, optimizer):
+    counts = state_bytes(model, optimizer)
+    return counts | {"weights": 4 * sum(p.numel() for p in model.parameters())}
+
+
+PREDICTED = 4 * (4096 * 4096 + 4096) * 4 / MiB
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_adam_step_accepts_a_count_from_the_tensors_and_a_prediction_of_256_mib(machine, stub_real_runs, capsys,
+                                                                                name):
+    machine(name)
+    assert check("memory.adam-step", state_bytes, PREDICTED) is True
+    assert check("memory.adam-step", state_bytes, 256) is True
+    assert check("memory.adam-step", state_bytes, 268.5) is True  # in MB (10**6 bytes), as many write it
+    assert "state_bytes counts the weights, the gradients and Adam's state" in said(capsys)
+
+
+def test_adam_step_rejects_elements_for_bytes_and_four_bytes_for_a_float64(stub_real_runs, capsys):
+    assert check("memory.adam-step", counts_elements, PREDICTED) is False
+    assert "the number of its elements: multiply each tensor's elements by the bytes of each" in said(capsys)
+    assert check("memory.adam-step", four_bytes_each, PREDICTED) is False
+    assert "state_bytes says 144 bytes of weights for a float64 layer, which holds 288" in said(capsys)
+
+
+def test_adam_step_rejects_state_before_the_first_step_and_a_crash_on_missing_gradients(stub_real_runs, capsys):
+    assert check("memory.adam-step", assumes_adams_state, PREDICTED) is False
+    assert "before the first optimizer.step(), Adam holds no state, but state_bytes says" in said(capsys)
+    assert check("memory.adam-step", crashes_without_gradients, PREDICTED) is False
+    assert "state_bytes fails for a float32 network before its first backward pass, when p.grad is None" in said(capsys)
+
+
+def test_adam_step_rejects_a_prediction_of_the_weights_alone_and_a_missing_key(stub_real_runs, capsys):
+    assert check("memory.adam-step", state_bytes, 64) is False
+    assert "your prediction, 64 MiB, is off: the layer's weights alone are 64 MiB" in said(capsys)
+    assert check("memory.adam-step", state_bytes, "256 MiB") is False
+    assert "predicted_mib should be an int or a float, but it is a str" in said(capsys)
+    assert check("memory.adam-step", lambda model, optimizer: {"weights": 0}, 256) is False
+    assert 'it lacks "gradients", "state"' in said(capsys)
+
+
+def test_adam_step_counts_a_step_of_the_large_layer_for_real_on_this_machines_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("memory.adam-step", state_bytes, 256) is True
+    assert "after one step it counts 256.1 MiB. cpu keeps no memory counters" in said(capsys)
+
+
+# --- memory.alias ----------------------------------------------------------------------------
+
+STILL_HELD = {
+    "after del big: the tensor is alive": True,
+    "after del big and release: allocated counts it": True,
+    "after del big and release: reserved counts it": True,
+    "after del alias: the tensor is alive": False,
+    "after del alias: allocated counts it": False,
+    "after del alias: reserved counts it": True,
+    "after a second release: reserved counts it": False,
+}
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_alias_accepts_what_a_second_name_and_the_cache_keep(machine, stub_real_runs, capsys, name):
+    machine(name)
+    assert check("memory.alias", dict(STILL_HELD)) is True
+    assert "A second name keeps a tensor alive" in said(capsys)
+
+
+def test_alias_names_the_statements_it_gets_wrong(stub_real_runs, capsys):
+    # the usual slip: del big frees the tensor, and del alias gives the memory straight back to the driver
+    wrong = STILL_HELD | {"after del big: the tensor is alive": False, "after del alias: reserved counts it": False}
+    assert check("memory.alias", wrong) is False
+    assert ("wrong answers: 2 of 7. Look again at: after del big: the tensor is alive; "
+            "after del alias: reserved counts it") in said(capsys)
+
+
+def test_alias_rejects_a_missing_statement_and_an_answer_that_is_no_bool(stub_real_runs, capsys):
+    assert check("memory.alias", {"after del big: the tensor is alive": True}) is False
+    assert "still_held lacks an answer for: after del big and release: allocated counts it" in said(capsys)
+    assert check("memory.alias", STILL_HELD | {"after del alias: allocated counts it": "no"}) is False
+    assert 'still_held["after del alias: allocated counts it"] should be a bool' in said(capsys)
+    assert check("memory.alias", STILL_HELD | {"after del alias: allocated counts it": ...}) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+def test_alias_runs_the_sequence_for_real_on_this_machines_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("memory.alias", dict(STILL_HELD)) is True
+    out = said(capsys)
+    assert "del big, release  the tensor is alive  no counters here" in out
+    assert "del alias         the tensor is gone   no counters here" in out

@@ -1,0 +1,258 @@
+"""The checks of lesson 04's exercises (exercises/models.py): the right answer passes, typical wrong
+ones get their own message, a model whose inputs stayed behind (on another device than its
+parameters) first among them. Machines with GPUs are simulated (the `machine` fixture), and a tensor
+"on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`): no GPU is needed. A model's layers
+cannot live on a simulated GPU, so the split model's tests use this machine's own two devices
+(`two_different_devices()`: the CPU and `meta` without a GPU) and a batch that behaves as if on a GPU."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+import torch
+from torch import nn
+
+import utils
+from utils import check, two_different_devices
+
+OTHER = [("cpu-only", "meta"), ("one-cuda-gpu", "cuda:0"), ("two-cuda-gpus", "cuda:0"), ("apple-mps", "mps:0")]
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+def ones_on(device: str) -> torch.Tensor:
+    """torch.ones(3) on ``device``: really for the CPU and meta, as a tensor that behaves so for a GPU."""
+    return torch.ones(3, device=device) if device in ("cpu", "meta") else utils._on_a_gpu(torch.ones(3), device)
+
+
+# --- models.to-in-place ------------------------------------------------------------------------
+
+RIGHT = {"net": False, "X": True}
+
+
+@pytest.mark.parametrize(("name", "other"), OTHER)
+def test_to_in_place_accepts_the_predictions_and_the_kept_copy_on_every_machine(machine, capsys, name, other):
+    machine(name)
+    assert check("models.to-in-place", dict(RIGHT), ones_on(other)) is True
+    assert f"X stayed on the CPU, and its copy lives on {other}" in said(capsys)
+
+
+@pytest.mark.parametrize(("name", "other"), OTHER)
+def test_to_in_place_catches_the_input_left_behind_on_the_cpu(machine, capsys, name, other):
+    machine(name)
+    assert check("models.to-in-place", dict(RIGHT), torch.ones(3)) is False  # X.to(other) alone, as in the cell
+    assert f"X_on_other lives on cpu, not on {other}: Tensor.to leaves X where it is" in said(capsys)
+
+
+def test_to_in_place_names_the_wrong_predictions(capsys):
+    assert check("models.to-in-place", {"net": True, "X": True}, ones_on("meta")) is False
+    assert "on_cpu is wrong for net: run the cell" in said(capsys)
+    assert check("models.to-in-place", {"net": True, "X": False}, ones_on("meta")) is False
+    assert "on_cpu is wrong for net and X" in said(capsys)
+    assert check("models.to-in-place", {"net": False}, ones_on("meta")) is False
+    assert "on_cpu lacks an answer for: X" in said(capsys)
+    assert check("models.to-in-place", {"net": "no", "X": True}, ones_on("meta")) is False
+    assert 'on_cpu["net"] should be a bool, but it is a str' in said(capsys)
+
+
+def test_to_in_place_catches_a_model_for_the_tensor_another_gpu_and_the_template(machine, capsys):
+    machine("two-cuda-gpus")
+    assert check("models.to-in-place", dict(RIGHT), nn.Linear(3, 1)) is False
+    assert "X_on_other should be a tensor (torch.Tensor), but it is a Linear" in said(capsys)
+    assert check("models.to-in-place", dict(RIGHT), ones_on("cuda:1")) is False
+    assert "X_on_other lives on cuda:1; it should live on other, cuda:0" in said(capsys)
+    assert check("models.to-in-place", {"net": ..., "X": ...}, ...) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+# --- models.split ------------------------------------------------------------------------------
+
+class Split(nn.Module):
+    """The worked solution: each layer on its device, the input and the activations moved to them."""
+
+    def __init__(self, first, second):
+        super().__init__()
+        self.first, self.second = first, second
+        self.hidden = nn.Linear(3, 4).to(first)
+        self.out = nn.Linear(4, 1).to(second)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.hidden(x.to(self.first))).to(self.second))
+
+
+class InputBehind(Split):
+    def forward(self, x):  # the batch is never moved to the first layer's device
+        return self.out(torch.relu(self.hidden(x)).to(self.second))
+
+
+class ActivationsBehind(Split):
+    def forward(self, x):  # the hidden activations never follow the second layer
+        return self.out(torch.relu(self.hidden(x.to(self.first))))
+
+
+def test_split_accepts_layers_on_both_devices_that_get_their_inputs_there(capsys):
+    """On this machine's two devices (the CPU and meta without a GPU), with a CPU batch and a GPU-like one."""
+    first, second = two_different_devices()
+    assert check("models.split", Split(first, second), False) is True
+    assert f"split computes across {first} and {second}" in said(capsys)
+
+
+def test_split_catches_a_model_whose_input_stayed_behind(capsys):
+    """Without a GPU the first layer is on the CPU, so the check's GPU-like batch is the one left behind."""
+    first, second = two_different_devices()
+    assert check("models.split", InputBehind(first, second), False) is False
+    out = said(capsys)
+    assert "the first layer got its input on" in out and f"but its parameters live on {first}" in out
+    assert "move what each layer gets to that layer's device, the model's input included" in out
+
+
+def test_split_catches_activations_left_on_the_first_device(capsys):
+    first, second = two_different_devices()
+    assert check("models.split", ActivationsBehind(first, second), False) is False
+    assert f"the second layer got its input on {first}, but its parameters live on {second}" in said(capsys)
+
+
+def test_split_catches_layers_on_one_device_swapped_or_missing(capsys):
+    first, second = two_different_devices()
+    assert check("models.split", Split(first, first), False) is False
+    assert f"both layers of split are on {first}: put the first on {first} and the second on {second}" in said(capsys)
+    assert check("models.split", Split(second, first), False) is False
+    assert f"the first layer is on {second} and the second on {first}; they belong on {first}" in said(capsys)
+    assert check("models.split", nn.Sequential(nn.Linear(3, 1)), False) is False
+    assert "it holds: Linear(3, 1)" in said(capsys)
+
+
+def test_split_catches_the_class_for_the_model_the_template_and_one_device_true(capsys):
+    first, second = two_different_devices()
+    assert check("models.split", Split, False) is False
+    assert "split is the class Split itself" in said(capsys)
+
+    class Template(nn.Module):
+        def __init__(self, first, second):
+            super().__init__()
+            ...
+
+    assert check("models.split", Template(first, second), False) is False
+    assert "it holds: none" in said(capsys)
+    assert check("models.split", Split(first, second), True) is False
+    assert "one_device is True: look again, run model_device(split)" in said(capsys)
+    assert check("models.split", ..., ...) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+# --- models.load-onto --------------------------------------------------------------------------
+
+def load_onto(path, device):
+    return torch.load(path, map_location=device, weights_only=True)
+
+
+@pytest.fixture
+def checkpoint(tmp_path) -> pathlib.Path:
+    """Section 7's checkpoint: the state of nn.Sequential(nn.Linear(3, 1)), saved on the CPU."""
+    path = tmp_path / "line.pt"
+    torch.save(nn.Sequential(nn.Linear(3, 1)).state_dict(), path)
+    return path
+
+
+def on_best(state: dict, device: str) -> dict:
+    return {k: v if device == "cpu" else utils._on_a_gpu(v, device) for k, v in state.items()}
+
+
+@pytest.mark.parametrize(("name", "best"), [("cpu-only", "cpu"), ("one-cuda-gpu", "cuda:0"), ("apple-mps", "mps:0")])
+def test_load_onto_accepts_map_location_and_the_state_on_the_best_device(machine, capsys, checkpoint, name, best):
+    machine(name)
+    assert check("models.load-onto", load_onto, on_best(load_onto(checkpoint, "cpu"), best)) is True
+    assert f"state lives on {best}" in said(capsys)
+
+
+def test_load_onto_catches_a_load_without_map_location(capsys, checkpoint):
+    """The check's file is marked as saved on a CUDA GPU: without a GPU, loading it as it is fails."""
+    assert check("models.load-onto", lambda path, device: torch.load(path, weights_only=True),
+                 load_onto(checkpoint, "cpu")) is False
+    out = said(capsys)
+    if torch.cuda.is_available():  # a real CUDA GPU loads it there, not on the CPU it was asked for
+        assert "load_onto puts the tensors on cuda:0, not on cpu" in out
+    else:
+        assert "load_onto fails for a file saved on a CUDA GPU, loaded onto the CPU: Attempting to deserialize" in out
+
+
+def test_load_onto_catches_a_device_ignored_and_a_return_that_is_no_state_dict(capsys, checkpoint):
+    state = load_onto(checkpoint, "cpu")
+    assert check("models.load-onto", lambda p, d: torch.load(p, map_location="cpu", weights_only=True), state) is False
+    assert "loaded onto meta, load_onto puts the tensors on cpu, not on meta: use the device" in said(capsys)
+    assert check("models.load-onto", lambda p, d: list(load_onto(p, d).values()), state) is False
+    assert "should be a dict, but it is a list" in said(capsys)
+
+
+def test_load_onto_catches_a_state_left_on_the_cpu_or_of_another_model(machine, capsys, checkpoint):
+    machine("one-cuda-gpu")
+    assert check("models.load-onto", load_onto, load_onto(checkpoint, "cpu")) is False
+    assert "state's tensors are on cpu, but your best device is cuda:0: load them onto it" in said(capsys)
+    machine("cpu-only")
+    assert check("models.load-onto", load_onto, nn.Linear(3, 1).state_dict()) is False
+    assert "state holds bias, weight: load section 7's checkpoint" in said(capsys)
+    assert check("models.load-onto", load_onto, ...) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+# --- models.layer-bytes ------------------------------------------------------------------------
+
+SIZE = 4_198_400  # nn.Linear(1024, 1024): (1024 * 1024 + 1024) values of 4 bytes
+
+
+def parameter_bytes(net):
+    return sum(p.numel() * p.element_size() for p in net.parameters())
+
+
+def test_layer_bytes_on_the_cpu_accepts_none_and_says_what_a_gpu_would_show(machine, capsys):
+    machine("cpu-only")
+    assert check("models.layer-bytes", parameter_bytes, None) is True
+    assert "4,198,400 bytes. PyTorch keeps no count of main memory" in said(capsys)
+
+
+@pytest.mark.parametrize(("name", "best", "measured"), [("one-cuda-gpu", "cuda:0", SIZE),
+                                                        ("two-cuda-gpus", "cuda:0", SIZE),
+                                                        ("apple-mps", "mps:0", SIZE + 12_288)])
+def test_layer_bytes_on_a_gpu_prints_what_the_counter_showed(machine, capsys, name, best, measured):
+    """Simulated GPU machines: the learner's measured number is what their counter showed."""
+    machine(name)
+    assert check("models.layer-bytes", parameter_bytes, measured) is True
+    assert f"on {best} the counter grew by {measured:,}" in said(capsys)
+
+
+def test_layer_bytes_catches_a_count_of_values_4_bytes_each_and_weights_only(capsys):
+    assert check("models.layer-bytes", lambda net: sum(p.numel() for p in net.parameters()), None) is False
+    assert "parameter_bytes(nn.Linear(1024, 1024)) is 1,049,600: that counts the values" in said(capsys)
+    assert check("models.layer-bytes", lambda net: 4 * sum(p.numel() for p in net.parameters()), None) is False
+    assert "(nn.Linear(10, 10) in float16) is 440, as if every value took 4 bytes: these take 2" in said(capsys)
+    assert check("models.layer-bytes", lambda net: net.weight.numel() * net.weight.element_size(), None) is False
+    assert "is 4,194,304: that counts the weights but not the biases" in said(capsys)
+    assert check("models.layer-bytes", lambda net: parameter_bytes(net) / 1e6, None) is False
+    assert "but it is a float" in said(capsys)
+
+
+def test_layer_bytes_catches_a_measurement_missing_where_a_gpu_is_and_made_up_without_one(machine, capsys):
+    machine("one-cuda-gpu")
+    assert check("models.layer-bytes", parameter_bytes, None) is False
+    assert "measured is None, but your machine has cuda:0" in said(capsys)
+    machine("cpu-only")
+    assert check("models.layer-bytes", parameter_bytes, SIZE) is False
+    assert "your best device is the CPU, for which PyTorch keeps no count" in said(capsys)
+
+
+def test_layer_bytes_catches_a_counter_read_after_the_move_or_not_subtracted(machine, capsys):
+    machine("one-cuda-gpu")
+    assert check("models.layer-bytes", parameter_bytes, 0) is False  # both readings after the move
+    assert "measured is 0, less than the 4,198,400 bytes of the parameters" in said(capsys)
+    assert check("models.layer-bytes", parameter_bytes, 30_000_000) is False  # the total, not the difference
+    assert "more than twice the parameters' 4,198,400 bytes" in said(capsys)
+
+    def template(net):
+        """The bytes that the parameters of `net` take."""
+        ...
+
+    assert check("models.layer-bytes", template, ...) is False
+    assert said(capsys).startswith("Not answered yet")

@@ -1,0 +1,190 @@
+"""The checks of lesson 06's exercises (exercises/payoff.py): the right answer passes, typical wrong
+ones (medians compared without their spread, the first size ahead taken for the crossover, a copy
+every step, the last steps left out, a peak that does not apply) get their own message.
+
+The crossover and the log are checked on cases the check builds itself: made-up timings, and a matrix
+that counts its copies to the CPU, so no GPU is needed. Machines with GPUs are simulated with the
+`machine` fixture; after a right answer a check also measures on the reader's device, which a
+simulated machine does not have, so that run is replaced by fixed fields there (`stub_real_runs`),
+and done for real on this machine's CPU in one test per check.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import utils
+from utils import check
+
+MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
+
+
+@pytest.fixture
+def stub_real_runs(monkeypatch):
+    monkeypatch.setattr(utils, "_payoff_crossover_on_this_machine", lambda crossover: "(measured)")
+    monkeypatch.setattr(utils, "_payoff_peaks_on_this_machine", lambda: {"device": "sim", "n": 4096, "rows": "(rows)"})
+    monkeypatch.setattr(utils, "_payoff_copy_every_on_this_machine",
+                        lambda log_every: {"device": "sim", "steps": 1000, "rows": "(rows)", "against": "(against)"})
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+# --- payoff.crossover ------------------------------------------------------------------------
+
+def clearly_ahead(cpu, gpu):
+    return gpu.median + gpu.iqr < cpu.median - cpu.iqr
+
+
+def crossover(on_cpu, on_gpu):
+    sizes = sorted(on_cpu)
+    ahead = {n: clearly_ahead(on_cpu[n], on_gpu[n]) for n in sizes}
+    return next((n for k, n in enumerate(sizes) if all(ahead[m] for m in sizes[k:])), None)
+
+
+def medians_only(on_cpu, on_gpu):
+    sizes = sorted(on_cpu)
+    ahead = {n: on_gpu[n].median < on_cpu[n].median for n in sizes}
+    return next((n for k, n in enumerate(sizes) if all(ahead[m] for m in sizes[k:])), None)
+
+
+def gpu_spread_only(on_cpu, on_gpu):
+    sizes = sorted(on_cpu)
+    ahead = {n: on_gpu[n].median + on_gpu[n].iqr < on_cpu[n].median for n in sizes}
+    return next((n for k, n in enumerate(sizes) if all(ahead[m] for m in sizes[k:])), None)
+
+
+def first_size_ahead(on_cpu, on_gpu):
+    return next((n for n in sorted(on_cpu) if clearly_ahead(on_cpu[n], on_gpu[n])), None)
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_crossover_accepts_the_smallest_size_from_which_the_gpu_stays_clearly_ahead(machine, stub_real_runs, capsys,
+                                                                                    name):
+    machine(name)
+    assert check("payoff.crossover", crossover) is True
+    assert "crossover decides every made-up case right. (measured)" in said(capsys)
+
+
+def test_crossover_rejects_medians_compared_without_their_spreads(stub_real_runs, capsys):
+    assert check("payoff.crossover", medians_only) is False
+    assert "at n = 128 the GPU's median is the smaller, but the two are closer than their spreads" in said(capsys)
+    assert check("payoff.crossover", gpu_spread_only) is False  # the CPU's spread counts too
+    assert "too close to call, so the crossover is 256, not 128" in said(capsys)
+
+
+def test_crossover_rejects_the_first_size_ahead_and_a_crossover_where_there_is_none(stub_real_runs, capsys):
+    assert check("payoff.crossover", first_size_ahead) is False
+    assert "clearly ahead at n = 64, behind at 128 and ahead from 256 on, crossover returned 64" in said(capsys)
+    assert check("payoff.crossover", lambda on_cpu, on_gpu: crossover(on_cpu, on_gpu) or 1024) is False
+    assert "where the GPU is never clearly ahead, crossover returned 1024: return None" in said(capsys)
+    assert check("payoff.crossover", lambda on_cpu, on_gpu: "256") is False
+    assert "crossover(on_cpu, on_gpu) should be an int, but it is a str" in said(capsys)
+
+
+def test_crossover_says_what_it_skipped_without_a_gpu(machine, capsys):
+    machine("cpu-only")  # not stubbed: without a GPU the check measures nothing, and says so
+    assert check("payoff.crossover", crossover) is True
+    assert "No GPU here, so nothing to measure" in said(capsys)
+
+
+# --- payoff.peaks ----------------------------------------------------------------------------
+
+PEAKS = {"float32 on an A100, TF32 off": "float32", "float32 on an A100, TF32 on": "TF32",
+         "float32 on a T4, TF32 on": "float32", "float16 on a T4": "float16", "float16 on a CPU": None}
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_peaks_accepts_the_peak_that_applies_in_each_case(machine, stub_real_runs, capsys, name):
+    machine(name)
+    assert check("payoff.peaks", dict(PEAKS)) is True
+    assert check("payoff.peaks", PEAKS | {"float32 on an A100, TF32 on": "tf32"}) is True  # in any case
+    assert "Each case names the peak that applies" in said(capsys)
+
+
+def test_peaks_names_the_cases_it_gets_wrong(stub_real_runs, capsys):
+    assert check("payoff.peaks", PEAKS | {"float32 on a T4, TF32 on": "TF32", "float16 on a CPU": "float16"}) is False
+    assert "wrong answers: 2 of 5. Look again at: float32 on a T4, TF32 on; float16 on a CPU" in said(capsys)
+
+
+def test_peaks_rejects_a_missing_case_an_unknown_peak_and_a_list(stub_real_runs, capsys):
+    assert check("payoff.peaks", {"float16 on a T4": "float16"}) is False
+    assert "peak_for lacks an answer for: float32 on an A100, TF32 off" in said(capsys)
+    assert check("payoff.peaks", PEAKS | {"float16 on a T4": "fp16"}) is False
+    assert "peak_for[\"float16 on a T4\"] is 'fp16': answer \"float32\", \"TF32\" or \"float16\"" in said(capsys)
+    assert check("payoff.peaks", list(PEAKS.values())) is False
+    assert "peak_for should be a dict, but it is a list" in said(capsys)
+
+
+def test_peaks_measures_the_rates_for_real_on_this_machines_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("payoff.peaks", dict(PEAKS)) is True
+    out = said(capsys)
+    assert "On this machine (cpu, n = 256):" in out and "float16:" in out and "GFLOP/s" in out
+    assert torch.get_float32_matmul_precision() == "highest"  # the check set the precision back
+
+
+# --- payoff.copy-every -----------------------------------------------------------------------
+
+def log_every(m, k, steps=1000):
+    log, pending = [], []
+    for step in range(1, steps + 1):
+        pending.append(torch.linalg.matrix_norm(m @ m))
+        if step % k == 0 or step == steps:
+            log += torch.stack(pending).tolist()
+            pending = []
+    return log
+
+
+def each_value_copied_alone(m, k, steps=1000):
+    log, pending = [], []
+    for step in range(1, steps + 1):
+        pending.append(torch.linalg.matrix_norm(m @ m))
+        if step % k == 0 or step == steps:
+            log += [float(v) for v in pending]  # one copy (and on a GPU one wait) per value
+            pending = []
+    return log
+
+
+def forgets_the_last_steps(m, k, steps=1000):
+    log, pending = [], []
+    for step in range(1, steps + 1):
+        pending.append(torch.linalg.matrix_norm(m @ m))
+        if step % k == 0:
+            log += torch.stack(pending).tolist()
+            pending = []
+    return log
+
+
+def keeps_tensors(m, k, steps=1000):
+    return [torch.linalg.matrix_norm(m @ m) for _ in range(steps)]
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_copy_every_accepts_one_copy_per_group_of_k_steps(machine, stub_real_runs, capsys, name):
+    machine(name)
+    assert check("payoff.copy-every", log_every) is True
+    assert "log_every logs every norm and copies once per group of k steps" in said(capsys)
+
+
+def test_copy_every_counts_a_copy_per_value_as_a_copy_every_step(stub_real_runs, capsys):
+    assert check("payoff.copy-every", each_value_copied_alone) is False
+    assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in said(capsys)
+
+
+def test_copy_every_rejects_lost_last_steps_tensors_and_wrong_values(stub_real_runs, capsys):
+    assert check("payoff.copy-every", forgets_the_last_steps) is False
+    assert "with k=100 and 250 steps the log holds 200 norms: the last steps" in said(capsys)
+    assert check("payoff.copy-every", keeps_tensors) is False
+    assert "the log holds values of type Tensor, not Python floats" in said(capsys)
+    assert check("payoff.copy-every", lambda m, k, steps=1000: [1.0] * steps) is False
+    assert "the log's values are not the norms of m @ m" in said(capsys)
+
+
+def test_copy_every_times_the_learners_log_for_real_on_this_machines_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("payoff.copy-every", log_every) is True
+    out = said(capsys)
+    assert "On this machine (cpu), 250 steps:" in out and "copy every  100 steps:" in out

@@ -1,0 +1,196 @@
+"""The checks of lesson 02's exercises (exercises/tensors.py): the right answer passes, typical wrong
+ones get their own message. Machines with GPUs are simulated (the `machine` fixture), and a tensor
+"on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`): no GPU is needed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import utils
+from utils import check
+
+MACHINES = [("cpu-only", "cpu"), ("one-cuda-gpu", "cuda:0"), ("two-cuda-gpus", "cuda:0"), ("apple-mps", "mps:0")]
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+def on(t: torch.Tensor, device: str) -> torch.Tensor:
+    """``t`` on ``device``: really for the CPU, as a tensor that behaves so for a GPU."""
+    return t if device == "cpu" else utils._on_a_gpu(t, device)
+
+
+# --- tensors.half-size -------------------------------------------------------------------------
+
+def half(device: str = "cpu") -> torch.Tensor:
+    return on(torch.zeros(1024, 1024, dtype=torch.float16), device)
+
+
+@pytest.mark.parametrize(("name", "best"), MACHINES)
+def test_half_size_accepts_a_float16_matrix_on_the_best_device_of_every_machine(machine, capsys, name, best):
+    machine(name)
+    assert check("tensors.half-size", half(best), 2 * 2**20) is True
+    assert f"2,097,152 bytes, exactly 2 MiB, on {best}" in said(capsys)
+
+
+@pytest.mark.parametrize(("name", "best"), MACHINES[1:])
+def test_half_size_catches_a_matrix_left_on_the_cpu_of_a_machine_with_a_gpu(machine, capsys, name, best):
+    machine(name)
+    assert check("tensors.half-size", half("cpu"), 2 * 2**20) is False
+    assert f"h lives on cpu, but your best device is {best}" in said(capsys)
+
+
+def test_half_size_catches_float32_another_shape_and_a_count_of_values_not_bytes(machine, capsys):
+    machine("cpu-only")
+    assert check("tensors.half-size", torch.zeros(1024, 1024), 4 * 2**20) is False
+    assert "h is float32: ask for half precision" in said(capsys)
+    assert check("tensors.half-size", torch.zeros(1000, 1000, dtype=torch.float16), 2 * 10**6) is False
+    assert "h has shape (1000, 1000)" in said(capsys)
+    assert check("tensors.half-size", half(), 1024 * 1024) is False
+    assert "n_bytes is 1,048,576, the number of values in h" in said(capsys)
+    assert check("tensors.half-size", half(), 4 * 2**20) is False  # float32's bytes
+    assert "n_bytes is 4,194,304, which is not what h's values take" in said(capsys)
+    assert check("tensors.half-size", half(), 2.097152) is False  # megabytes, as a float
+    assert "n_bytes should be" in (out := said(capsys)) and "but it is a float" in out
+
+
+def test_half_size_template_is_not_answered_yet(capsys):
+    assert check("tensors.half-size", ..., ...) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+# --- tensors.missing-gpu -----------------------------------------------------------------------
+
+def raised_here() -> BaseException | None:
+    try:
+        torch.ones(2, device="cuda:5")
+    except Exception as err:
+        return err
+    return None
+
+
+def test_missing_gpu_accepts_the_error_this_machine_raises_and_prints_it(capsys):
+    """Runs on the real machine: whatever it raises for cuda:5 is the right answer there."""
+    error = raised_here()
+    assert check("tensors.missing-gpu", error) is True
+    if error is not None:
+        assert f"raises {type(error).__name__}: {str(error).splitlines()[0]}" in said(capsys)
+
+
+def test_missing_gpu_catches_no_error_kept_its_text_kept_or_another_error(capsys):
+    error = raised_here()
+    if error is None:
+        pytest.skip("this machine has six CUDA GPUs or more: cuda:5 exists")
+    assert check("tensors.missing-gpu", None) is False
+    assert 'error is None, but on this machine torch.ones(2, device="cuda:5") raises' in said(capsys)
+    assert check("tensors.missing-gpu", str(error)) is False
+    assert "error is a str: keep the exception itself" in said(capsys)
+    assert check("tensors.missing-gpu", ValueError("not this one")) is False
+    assert "error is ValueError: not this one. That is not what" in said(capsys)
+    assert check("tensors.missing-gpu", 42) is False
+    assert "error should be the exception you caught (or None), but it is an int" in said(capsys)
+
+
+def test_missing_gpu_on_a_cuda_machine_wants_its_own_error_not_a_cpu_machines(machine, monkeypatch, capsys):
+    """A simulated one-GPU machine: creating the tensor raises the CUDA runtime's invalid device ordinal."""
+    machine("one-cuda-gpu")
+    ordinal = RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously reported")
+    monkeypatch.setattr(utils, "_tensors_try_cuda5", lambda: ordinal)
+    assert check("tensors.missing-gpu", RuntimeError("CUDA error: invalid device ordinal\nother details")) is True
+    assert "raises RuntimeError: CUDA error: invalid device ordinal." in said(capsys)
+    assert check("tensors.missing-gpu", AssertionError("Torch not compiled with CUDA enabled")) is False
+    assert "error is AssertionError: Torch not compiled with CUDA enabled. That is not what" in said(capsys)
+
+
+def test_missing_gpu_on_a_machine_with_eight_gpus_wants_none(machine, monkeypatch, capsys):
+    """A simulated machine with eight CUDA GPUs, where cuda:5 exists and nothing is raised."""
+    machine("two-cuda-gpus")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)
+    monkeypatch.setattr(utils, "_tensors_try_cuda5", lambda: None)
+    assert check("tensors.missing-gpu", None) is True
+    assert "creates the tensor: this machine has 8 CUDA GPUs" in said(capsys)
+    assert check("tensors.missing-gpu", AssertionError("Torch not compiled with CUDA enabled")) is False
+    assert "raises nothing: it has 8 CUDA GPUs, so error should be None" in said(capsys)
+
+
+# --- tensors.retype ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", ["cpu", "cuda:0", "mps:0"])
+def test_retype_accepts_a_float16_copy_and_copies_true_on_every_device(capsys, device):
+    t = on(torch.ones(3), device)
+    retyped = t.to(torch.float16) if device == "cpu" else on(torch.ones(3, dtype=torch.float16), device)
+    assert check("tensors.retype", t, retyped, True) is True
+    assert "4 bytes per value in t, 2 in retyped" in said(capsys)
+
+
+def test_retype_catches_no_change_of_type_and_the_answer_false(capsys):
+    t = torch.ones(3)
+    assert check("tensors.retype", t, t.to(t.device), True) is False  # .to(device) alone: t itself
+    assert "retyped has t's own type, float32" in said(capsys)
+    assert check("tensors.retype", t, t.to(t.device, torch.float16), False) is False
+    assert "copies is False, but retyped.data_ptr() and t.data_ptr() differ" in said(capsys)
+    assert check("tensors.retype", t, t.to(t.device, torch.float64), True) is False
+    assert "retyped is float64; the exercise asks for torch.float16" in said(capsys)
+
+
+def test_retype_catches_a_copy_on_another_device_and_one_left_on_the_cpu(capsys):
+    t = torch.ones(3)
+    assert check("tensors.retype", t, t.to("meta", torch.float16), True) is False
+    assert "retyped lives on meta, but t is on cpu" in said(capsys)
+    on_gpu = on(torch.ones(3), "cuda:0")
+    assert check("tensors.retype", on_gpu, torch.ones(3, dtype=torch.float16), True) is False
+    assert "retyped lives on cpu, but t is on cuda:0" in said(capsys)
+
+
+def test_retype_catches_a_tensor_not_made_from_t_and_an_answer_of_the_wrong_type(capsys):
+    t = torch.ones(3)
+    assert check("tensors.retype", t, torch.zeros(3, dtype=torch.float16), True) is False
+    assert "retyped does not hold t's values" in said(capsys)
+    assert check("tensors.retype", t, t.half(), "yes") is False
+    assert "copies should be a bool, but it is a str" in said(capsys)
+    assert check("tensors.retype", t, ..., ...) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+# --- tensors.describe --------------------------------------------------------------------------
+
+def describe(t):
+    return f"shape {tuple(t.shape)}, {str(t.dtype).removeprefix('torch.')}, on {t.device}"
+
+
+def test_describe_accepts_a_description_of_any_tensor_on_cpu_cuda_and_mps(capsys):
+    assert check("tensors.describe", describe) is True
+    assert "on the CPU, CUDA GPUs and Apple's GPU" in said(capsys)
+
+
+def test_describe_catches_a_device_written_by_hand_as_cpu(capsys):
+    def on_cpu(t):
+        return f"shape {tuple(t.shape)}, {str(t.dtype).removeprefix('torch.')}, on cpu"
+
+    assert check("tensors.describe", on_cpu) is False
+    assert "gives 'shape (4,), float16, on cpu' for a float16 vector on cuda:0, which lives on cuda:0" in said(capsys)
+
+
+def test_describe_catches_torch_size_a_torch_prefix_and_other_wording(capsys):
+    assert check("tensors.describe", lambda t: f"shape {t.shape}, float32, on {t.device}") is False
+    assert "write the shape as a tuple" in said(capsys)
+    assert check("tensors.describe", lambda t: f"shape {tuple(t.shape)}, {t.dtype}, on {t.device}") is False
+    assert "'shape (2, 3), torch.float32, on cpu'" in (out := said(capsys)) and "without its torch. prefix" in out
+    assert check("tensors.describe", lambda t: f"{tuple(t.shape)} {str(t.dtype)[6:]} on {t.device}") is False
+    assert "it should give 'shape (2, 3), float32, on cpu'" in said(capsys)
+
+
+def test_describe_catches_printing_instead_of_returning_and_reading_the_values(capsys):
+    assert check("tensors.describe", lambda t: print(describe(t))) is False
+    assert "describe returns a NoneType for a 2 × 3 float32 matrix on the CPU, not a str" in said(capsys)
+    assert check("tensors.describe", lambda t: t.tolist() and describe(t)) is False  # values leave a GPU
+    assert "your code raised TypeError: can't convert cuda:0 device type tensor to numpy" in said(capsys)
+
+    def template(t):
+        """A string like "shape (2, 3), float32, on cpu"."""
+        ...
+
+    assert check("tensors.describe", template) is False
+    assert said(capsys).startswith("Not answered yet")

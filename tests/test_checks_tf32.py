@@ -1,0 +1,193 @@
+"""The checks of lesson 10's exercises (exercises/tf32.py): the right answer passes, typical wrong ones
+get their own message. Everything computes on the CPU; a machine with a GPU is simulated (the
+`machine` fixture), and the learner's function, handed that GPU, computes on the CPU instead and
+stands for what the GPU would give. No GPU is needed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from utils import check, training_step
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+# --- tf32.precision-settings --------------------------------------------------------------
+
+def product_error(where, precision, n=128):
+    torch.manual_seed(0)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    exact = a.double() @ b.double()
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(precision)
+    try:
+        return ((a.to(where) @ b.to(where)).cpu().double() - exact).abs().max().item()
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
+def test_precision_settings_accepts_a_function_that_sets_and_restores_the_precision(machine, capsys):
+    machine("cpu-only")
+    assert check("tf32.precision-settings", product_error, "a") is True
+    out = said(capsys)
+    assert all(f"cpu   '{p}'" in out for p in ("highest", "high", "medium"))
+    assert torch.get_float32_matmul_precision() == "highest"
+
+
+def test_precision_settings_asks_the_cpu_and_the_gpu_on_a_gpu_machine(machine, capsys):
+    """A simulated one-GPU machine: the check asks for cuda:0 too (the function computes on the CPU)."""
+    machine("one-cuda-gpu")
+    asked = []
+
+    def on_the_cpu(where, precision):
+        asked.append(str(where))
+        return product_error("cpu", precision)
+
+    assert check("tf32.precision-settings", on_the_cpu, "a") is True
+    assert set(asked) == {"cpu", "cuda:0"} and "cuda:0 'high'" in said(capsys)
+
+
+def test_precision_settings_catches_a_setting_left_changed_or_never_set(capsys):
+    def left_changed(where, precision):
+        torch.set_float32_matmul_precision(precision)
+        return product_error(where, "highest")
+
+    assert check("tf32.precision-settings", left_changed, "a") is False
+    assert 'the matmul precision is "high", not "highest" as before' in said(capsys)
+    assert torch.get_float32_matmul_precision() == "highest"  # the check put it back
+    assert check("tf32.precision-settings", lambda where, precision: product_error(where, "highest"), "a") is False
+    assert 'never calls torch.set_float32_matmul_precision("high")' in said(capsys)
+
+
+def test_precision_settings_catches_a_float32_reference_and_other_matrices(capsys):
+    def against_float32(where, precision):
+        before = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision(precision)
+        try:
+            a = torch.randn(64, 64)
+            return ((a @ a) - (a @ a)).abs().max().item()
+        finally:
+            torch.set_float32_matmul_precision(before)
+
+    assert check("tf32.precision-settings", against_float32, "a") is False
+    assert 'product_error(cpu, "highest") is 0: a float32 product compared with another' in said(capsys)
+
+    def other_matrices(where, precision):
+        product_error(where, precision)
+        return (torch.randn(64, 64).double() @ torch.randn(64, 64).double()).abs().max().item()
+
+    assert check("tf32.precision-settings", other_matrices, "a") is False
+    assert "far above what rounding gives" in said(capsys)
+
+
+@pytest.mark.parametrize(("letter", "printed"), [
+    ("b", "TF32 is NVIDIA's, inside the tensor cores of Ampere"), ("c", 'on an Ampere or later GPU, "high" lets'),
+])
+def test_precision_settings_explains_a_wrong_choice(capsys, letter, printed):
+    assert check("tf32.precision-settings", product_error, letter) is False
+    assert printed in said(capsys)
+
+
+# --- tf32.chunked-sum ---------------------------------------------------------------------
+
+def chunked_sum(v, chunk):
+    return float(np.cumsum(v.view(-1, chunk).sum(dim=1).numpy(), dtype=np.float32)[-1])
+
+
+def test_chunked_sum_accepts_chunk_sums_added_one_by_one_in_float32(capsys):
+    assert check("tf32.chunked-sum", chunked_sum, 100_000, "a") is True
+    out = said(capsys)
+    assert "chunks of 100000 : error" in out and "one running total: error" in out
+
+
+def test_chunked_sum_accepts_a_python_loop_over_the_chunks():
+    def by_slices(v, chunk):
+        total = torch.tensor(0.0)
+        for start in range(0, len(v), chunk):
+            total = total + v[start:start + chunk].sum()
+        return total  # a tensor with one value is accepted too
+
+    assert check("tf32.chunked-sum", by_slices, 100_000, "a") is True
+
+
+@pytest.mark.parametrize(("answer", "printed"), [
+    (lambda v, c: float(np.cumsum(v.numpy(), dtype=np.float32)[-1]), "the 1s were lost, as in one running total"),
+    (lambda v, c: float(np.cumsum(v.view(-1, c).sum(dim=1).numpy(), dtype=np.float64)[-1]),
+     "a Python float is float64, more precise than the exercise asks"),
+    (lambda v, c: float(v.view(-1, c).sum(dim=1).sum()), "(torch.sum adds pairwise.)"),
+])
+def test_chunked_sum_catches_one_running_total_float64_and_a_pairwise_sum(capsys, answer, printed):
+    assert check("tf32.chunked-sum", answer, 100_000, "a") is False
+    assert printed in said(capsys)
+
+
+@pytest.mark.parametrize(("most_accurate", "why", "printed"), [
+    (10, "a", "most_accurate is 10, but another chunk size lands closer"),
+    (7, "a", "answer with one of the chunk sizes"),
+    (100_000, "b", "the range is not the problem, the digits are"),
+    (100_000, "c", "the order is fixed"),
+])
+def test_chunked_sum_explains_the_wrong_answers_to_the_questions(capsys, most_accurate, why, printed):
+    assert check("tf32.chunked-sum", chunked_sum, most_accurate, why) is False
+    assert printed in said(capsys)
+
+
+# --- tf32.repeatable ----------------------------------------------------------------------
+
+def train(where, *, seed=True, deterministic=True, switch_off=True, lr=0.1, shift=0.0):
+    """The right answer, with knobs for the wrong ones; computes on the CPU whatever `where` is, and
+    `shift` stands for a GPU's other rounding."""
+    if seed:
+        torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(0) if seed else None
+    x, y = torch.randn(64, 8, generator=g), torch.randn(64, 2, generator=g)
+    if deterministic:
+        torch.use_deterministic_algorithms(True)
+    try:
+        losses = torch.stack([training_step(model, x, y, optimizer, loss_fn=F.mse_loss) for _ in range(10)])
+    finally:
+        if switch_off:
+            torch.use_deterministic_algorithms(False)
+    return losses * (1 + shift) if str(where) != "cpu" else losses
+
+
+def test_repeatable_accepts_a_seeded_deterministic_run_on_the_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("tf32.repeatable", train) is True
+    assert "Two runs on cpu gave the same bits" in said(capsys)
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+def test_repeatable_compares_a_gpu_run_with_the_cpu_on_a_gpu_machine(machine, capsys):
+    """A simulated GPU whose losses differ from the CPU's by 3 parts in a million: rtol=1e-05."""
+    machine("one-cuda-gpu")
+    assert check("tf32.repeatable", lambda where: train(where, shift=3e-6)) is True
+    assert "the smallest tolerance that accepts the two runs is rtol=1e-05" in said(capsys)
+
+
+def test_repeatable_catches_an_unseeded_run_and_deterministic_mode_never_switched_on(capsys):
+    assert check("tf32.repeatable", lambda where: train(where, seed=False)) is False
+    assert "two runs of train differ by up to" in said(capsys)
+    assert check("tf32.repeatable", lambda where: train(where, deterministic=False)) is False
+    assert "train never calls torch.use_deterministic_algorithms(True)" in said(capsys)
+
+
+def test_repeatable_catches_deterministic_mode_left_on_and_puts_it_back(capsys):
+    assert check("tf32.repeatable", lambda where: train(where, switch_off=False)) is False
+    assert "train leaves deterministic mode on" in said(capsys)
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+def test_repeatable_catches_a_list_and_a_run_that_does_not_learn(capsys):
+    assert check("tf32.repeatable", lambda where: train(where).tolist()) is False
+    assert "should return the 10 losses as one tensor (torch.stack(losses)), but it returns list" in said(capsys)
+    assert check("tf32.repeatable", lambda where: train(where, lr=0.0)) is False
+    assert "the model does not learn" in said(capsys)

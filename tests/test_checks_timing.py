@@ -1,0 +1,298 @@
+"""The checks of lesson 05's exercises (exercises/timing.py): the right timer passes, typical wrong ones
+(no synchronise, no warm-up, a device left busy, a mean for a median, the total for a time per call)
+get their own message.
+
+Every timer runs against the simulated GPU of exercises/core.py, so no GPU is needed; machines with
+GPUs are simulated with the `machine` fixture. After a right answer a check also times the learner's
+function for real on the reader's device: on a simulated machine that device is not there, so that
+run is replaced by fixed fields (`stub_real_runs`); one test per check does it for real, on this
+machine's CPU.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pytest
+
+import utils
+from utils import Timing, check, synchronize
+
+MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
+
+
+@pytest.fixture
+def stub_real_runs(monkeypatch):
+    fields = {"device": "the simulated device", "naive": "10 µs", "honest": "1 ms", "ratio": "100.0", "note": "",
+              "n": 4096, "mine": Timing(1e-3, 1e-4), "helper": Timing(1e-3, 1e-5), "rows": "(rows)"}
+    for name in ("_timing_naive_on_this_machine", "_timing_spread_on_this_machine", "_timing_queued_on_this_machine"):
+        monkeypatch.setattr(utils, name, lambda timer: fields)
+
+
+def said(capsys) -> str:
+    return capsys.readouterr().out
+
+
+# --- timing.naive-clock ----------------------------------------------------------------------
+
+def launch_seconds(fn, device, repeats=10):
+    fn()
+    synchronize(device)
+    reads = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        reads.append(time.perf_counter() - start)
+        synchronize(device)
+    return statistics.median(reads)
+
+
+def reads_after_the_wait(fn, device, repeats=10):
+    fn()
+    synchronize(device)
+    reads = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        synchronize(device)
+        reads.append(time.perf_counter() - start)
+    return statistics.median(reads)
+
+
+def leaves_the_device_busy(fn, device, repeats=10):
+    fn()
+    synchronize(device)
+    reads = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        reads.append(time.perf_counter() - start)
+    return statistics.median(reads)
+
+
+def no_warm_up(fn, device, repeats=10):
+    reads = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        reads.append(time.perf_counter() - start)
+        synchronize(device)
+    return statistics.median(reads)
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_naive_clock_accepts_a_fair_naive_read_and_the_answer_b_on_every_machine(machine, stub_real_runs, capsys,
+                                                                                  name):
+    machine(name)
+    assert check("timing.naive-clock", launch_seconds, "b") is True
+    assert "launch_seconds reads the clock straight after the call" in said(capsys)
+
+
+def test_naive_clock_rejects_a_read_taken_after_the_wait(stub_real_runs, capsys):
+    assert check("timing.naive-clock", reads_after_the_wait, "b") is False
+    assert "launch_seconds returned 1.01 ms, about the simulated GPU's work per call (1.00 ms)" in said(capsys)
+
+
+def test_naive_clock_rejects_a_device_left_busy_and_a_missing_warm_up(stub_real_runs, capsys):
+    assert check("timing.naive-clock", leaves_the_device_busy, "b") is False
+    assert "a call was launched while the one before it was still queued" in said(capsys)
+    assert check("timing.naive-clock", no_warm_up, "b") is False
+    assert "the first call was timed: it is cold" in said(capsys)
+
+
+def test_naive_clock_rejects_a_wrong_letter_and_a_letter_of_the_wrong_type(stub_real_runs, capsys):
+    assert check("timing.naive-clock", launch_seconds, "a") is False
+    assert 'ratio_decided_by is "a": look again at what the naive read measures' in said(capsys)
+    assert check("timing.naive-clock", launch_seconds, 2) is False
+    assert "ratio_decided_by should be a str, but it is an int" in said(capsys)
+    assert check("timing.naive-clock", launch_seconds, ...) is False
+    assert said(capsys).startswith("Not answered yet")
+
+
+def test_naive_clock_times_the_learners_function_for_real_on_this_machines_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("timing.naive-clock", launch_seconds, "b") is True
+    out = said(capsys)
+    assert "On this machine (cpu), torch.randn(2048, 2048): read straight after the call" in out
+    assert "On a CPU the two agree up to noise" in out
+
+
+# --- timing.spread ---------------------------------------------------------------------------
+
+def spread_timer(fn, device, repeats=25):
+    fn()
+    synchronize(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        synchronize(device)
+        times.append(time.perf_counter() - start)
+    q1, median, q3 = statistics.quantiles(times, n=4)
+    return Timing(median, q3 - q1)
+
+
+def spread_timer_with(statistic):
+    """spread_timer with another way to the result: statistic(times) -> what the timer returns."""
+    def timer(fn, device, repeats=25):
+        fn()
+        synchronize(device)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            synchronize(device)
+            times.append(time.perf_counter() - start)
+        return statistic(times)
+    return timer
+
+
+def spread_without_sync(fn, device, repeats=25):
+    fn()
+    synchronize(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    q1, median, q3 = statistics.quantiles(times, n=4)
+    return Timing(median, q3 - q1)
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_spread_accepts_the_median_and_iqr_of_the_per_call_times_on_every_machine(machine, stub_real_runs, capsys,
+                                                                                  name):
+    machine(name)
+    assert check("timing.spread", spread_timer) is True
+    inclusive = spread_timer_with(lambda t: Timing(statistics.median(t), (q := statistics.quantiles(
+        t, n=4, method="inclusive"))[2] - q[0]))
+    assert check("timing.spread", inclusive) is True  # another quartile method is as good
+    assert "The median and the IQR match the simulated GPU's calls" in said(capsys)
+
+
+def test_spread_accepts_a_timer_that_calls_a_synchronize_of_its_own_as_lesson_05_defines_it(machine, stub_real_runs):
+    # Lesson 05 defines synchronize in its own cell: another function than utils.synchronize, which on a
+    # CPU waits for nothing; the check still has it wait for the simulated GPU.
+    machine("cpu-only")
+    namespace = {"__name__": "lesson"}
+    source = ("import statistics, time, torch\n"
+              "def synchronize(device):\n    if torch.device(device).type == 'cuda':\n"
+              "        torch.cuda.synchronize(device)\n"
+              "def timer(fn, device, repeats=25):\n    fn(); synchronize(device)\n    times = []\n"
+              "    for _ in range(repeats):\n        s = time.perf_counter(); fn(); synchronize(device)\n"
+              "        times.append(time.perf_counter() - s)\n"
+              "    q1, m, q3 = statistics.quantiles(times, n=4)\n    return utils.Timing(m, q3 - q1)\n")
+    namespace["utils"] = utils
+    exec(compile(source, "lesson", "exec"), namespace)
+    own = namespace["synchronize"]
+    assert check("timing.spread", namespace["timer"]) is True
+    assert namespace["synchronize"] is own  # given back afterwards
+
+
+def test_spread_rejects_a_timer_without_a_synchronise(stub_real_runs, capsys):
+    assert check("timing.spread", spread_without_sync) is False
+    assert "the clock was read while the work was still queued on the GPU" in said(capsys)
+
+
+def test_spread_rejects_a_mean_a_reversed_iqr_and_a_plain_tuple(stub_real_runs, capsys):
+    mean = spread_timer_with(lambda t: Timing(statistics.mean(t), 1e-4))
+    assert check("timing.spread", mean) is False
+    assert "the simulated GPU's calls take a median of 1.01 ms" in said(capsys)
+    reversed_iqr = spread_timer_with(
+        lambda t: Timing(statistics.median(t), (q := statistics.quantiles(t, n=4))[0] - q[2]))
+    assert check("timing.spread", reversed_iqr) is False
+    assert "below zero: it is the third quartile less the first" in said(capsys)
+    no_spread = spread_timer_with(lambda t: Timing(statistics.median(t), 0.0))
+    assert check("timing.spread", no_spread) is False
+    assert "the IQR is 0, but the simulated GPU's calls vary" in said(capsys)
+    plain = spread_timer_with(lambda t: (statistics.median(t), 1e-4))
+    assert check("timing.spread", plain) is False
+    assert "should return a Timing(median, iqr), but it returns a tuple" in said(capsys)
+
+
+def test_spread_times_the_learners_timer_for_real_on_this_machines_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("timing.spread", spread_timer) is True
+    assert "On this machine (cpu), a 256 x 256 product: yours" in said(capsys)
+
+
+# --- timing.queued-timer ---------------------------------------------------------------------
+
+def queued_timer(fn, device, calls=100):
+    fn()
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    synchronize(device)
+    return (time.perf_counter() - start) / calls
+
+
+def waits_after_each_call(fn, device, calls=100):
+    fn()
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+        synchronize(device)
+    return (time.perf_counter() - start) / calls
+
+
+def returns_the_total(fn, device, calls=100):
+    fn()
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    synchronize(device)
+    return time.perf_counter() - start
+
+
+def never_waits(fn, device, calls=100):
+    fn()
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def warm_up_left_queued(fn, device, calls=100):
+    fn()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    synchronize(device)
+    return (time.perf_counter() - start) / calls
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_queued_timer_accepts_calls_queued_back_to_back_and_one_wait_on_every_machine(machine, stub_real_runs,
+                                                                                      capsys, name):
+    machine(name)
+    assert check("timing.queued-timer", queued_timer) is True
+    assert "queued_timer warms up, queues the calls and waits once" in said(capsys)
+
+
+def test_queued_timer_rejects_a_wait_after_each_call_and_the_total(stub_real_runs, capsys):
+    assert check("timing.queued-timer", waits_after_each_call) is False
+    assert "your timer synchronised 100 times while it timed 100 calls" in said(capsys)
+    assert check("timing.queued-timer", returns_the_total) is False
+    assert "returned the time of all 100 calls together" in said(capsys)
+
+
+def test_queued_timer_rejects_no_wait_at_all_and_a_warm_up_left_in_the_queue(stub_real_runs, capsys):
+    assert check("timing.queued-timer", never_waits) is False
+    assert "the clock was read while the work was still queued" in said(capsys)
+    assert check("timing.queued-timer", warm_up_left_queued) is False  # its clock starts with the warm-up queued
+    assert "the clock was read while the work was still queued" in said(capsys)
+    assert check("timing.queued-timer", lambda fn, device: 1e-3) is False
+    assert "your timer never called the function it was given" in said(capsys)
+
+
+def test_queued_timer_times_the_learners_timer_for_real_on_this_machines_cpu(machine, capsys):
+    machine("cpu-only")
+    assert check("timing.queued-timer", queued_timer) is True
+    out = said(capsys)
+    assert "64 x 64 product: waited for after each call" in out and "256 x 256 product" in out

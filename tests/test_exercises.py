@@ -1,0 +1,282 @@
+"""The exercise checker (exercises/core.py, collected into utils.py) and the shape of every lesson's
+exercises: an answer cell and a check (or a listed reason), a solution that passes the same check.
+
+The checks of each lesson have their own tests (tests/test_checks_<topic>.py). Machines with GPUs
+are simulated here as in the rest of the tests: no GPU is needed.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import utils
+from tools.series import NOTEBOOKS, ROOT, exercises_of, lessons, read
+
+EXERCISES_DIR = ROOT / "exercises"
+HARDWARE = re.compile(r"^(any machine|a CUDA GPU|a GPU|an NVIDIA GPU|two processes|a machine with)")
+
+
+# --- check() and hint() ----------------------------------------------------------------------
+
+def test_an_exercise_that_does_not_exist_raises_a_value_error_naming_the_known_ones():
+    with pytest.raises(ValueError, match=r"no exercise 'copies\.nope'.*copies\.other-way"):
+        utils.check("copies.nope", 1)
+    with pytest.raises(ValueError, match="the exercises are"):
+        utils.hint(42)
+
+
+@pytest.mark.parametrize("answer", [..., [..., 1], {"a": ...}])
+def test_the_template_is_not_answered_yet_and_returns_false(capsys, answer):
+    assert utils.check("copies.other-way", answer) is False
+    assert capsys.readouterr().out.startswith("Not answered yet")
+
+
+def test_a_function_whose_body_is_only_the_ellipsis_is_not_answered_yet(capsys):
+    namespace: dict = {}
+    exec(compile('def to_numpy(t):\n    """A docstring."""\n    ...\n', "<learner>", "exec"), namespace)
+    # exec'd code has no source for inspect to read: it is judged by what it does, and it returns None
+    assert utils.check("copies.to-numpy", namespace["to_numpy"]) is False
+    assert "returns a NoneType" in capsys.readouterr().out
+
+    def to_numpy(t):
+        """A docstring."""
+        ...
+
+    assert utils.check("copies.to-numpy", to_numpy) is False
+    assert capsys.readouterr().out.startswith("Not answered yet")
+
+
+@pytest.mark.parametrize(("answer", "printed"), [
+    (None, "result should be a tensor (torch.Tensor), but it is a NoneType"),
+    ("cpu", "result should be a tensor (torch.Tensor), but it is a str"),
+    ([1.0, 2.0], "result should be a tensor (torch.Tensor), but it is a list"),
+])
+def test_an_answer_of_the_wrong_type_gets_a_clear_message(capsys, answer, printed):
+    assert utils.check("copies.other-way", answer) is False
+    assert printed in capsys.readouterr().out
+
+
+def test_too_many_or_too_few_answers_are_named_not_raised(capsys):
+    assert utils.check("copies.other-way", 1, 2) is False
+    assert "takes 1 answer(s) after the exercise's name (result), but got 2" in capsys.readouterr().out
+    assert utils.check("copies.copy-true", lambda a, b: True) is False
+    assert "(shares_memory, answer), but got 1" in capsys.readouterr().out
+
+
+def test_an_answer_that_raises_is_reported_and_the_check_returns_false(capsys):
+    def to_numpy(t):
+        raise KeyError("mine")
+
+    assert utils.check("copies.to-numpy", to_numpy) is False
+    assert "your code raised KeyError: 'mine'" in capsys.readouterr().out
+
+
+def test_a_wrong_answer_offers_the_hint_and_hint_prints_it(capsys):
+    assert utils.check("copies.which-copy", {name: True for name in utils._COPIES_CALLS}) is False
+    out = capsys.readouterr().out
+    assert out.startswith("✗ Not yet:") and 'hint("copies.which-copy")' in out
+    utils.hint("copies.which-copy")
+    assert capsys.readouterr().out.strip() == utils.MESSAGES["copies.which-copy/hint"]
+
+
+def test_every_exercise_names_messages_that_exist_and_every_message_is_used():
+    assert utils._EXERCISES, "no exercise is registered"
+    for ex in utils._EXERCISES.values():
+        assert (ex.test is None) == (ex.reason is not None), ex.id
+        for key in (ex.hint, ex.reason):
+            assert key is None or key in utils.MESSAGES, (ex.id, key)
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in EXERCISES_DIR.glob("*.py"))
+    named = set(re.findall(r"""["']([a-z0-9-]+(?:\.[a-z0-9-]+)?/[a-z0-9.-]+)["']""", sources))
+    unknown = sorted(k for k in named if k not in utils.MESSAGES and "{" not in k)
+    assert not unknown, f"keys named in exercises/ that MESSAGES lacks: {unknown}"
+    implicit = {f"{i}/right" for i in utils._EXERCISES}
+    unused = sorted(k for k in utils.MESSAGES if k not in named and k not in implicit
+                    and not re.search(rf"""["']{re.escape(k.rsplit("/", 1)[0])}/\{{""", sources))
+    assert not unused, f"messages nothing prints (remove them): {unused}"
+
+
+def test_checks_print_only_what_the_message_table_holds():
+    # Every print in exercises/ prints a message of the table, through _say.
+    for path in EXERCISES_DIR.glob("*.py"):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(r"\s*print\(", line):
+                assert "_say(" in line, f"{path.name}:{n} prints a text of its own: {line.strip()}"
+
+
+# --- timers, against a simulated GPU ------------------------------------------------------
+
+def honest_timer(fn, device, repeats=25):
+    fn()
+    utils.synchronize(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        utils.synchronize(device)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def no_sync_timer(fn, device, repeats=25):
+    fn()
+    utils.synchronize(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cold_timer(fn, device, repeats=25):
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / repeats
+
+
+def verdict(timer):
+    result, gpu = utils._time_with_a_simulated_gpu(timer)
+    try:
+        utils._timer_verdict(gpu)
+    except utils._Wrong as wrong:
+        return result, wrong.key
+    return result, None
+
+
+@pytest.mark.parametrize("name", ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"])
+def test_an_honest_timer_measures_the_simulated_work_on_every_machine(machine, name):
+    machine(name)  # the timer is handed the machine's device, but waits for the simulated GPU
+    result, wrong = verdict(honest_timer)
+    assert wrong is None and result == pytest.approx(1e-3, rel=0.05)
+
+
+def test_a_timer_that_reads_the_clock_before_the_wait_is_caught():
+    result, wrong = verdict(no_sync_timer)
+    assert wrong == "core/timer-read-before-wait" and result < 1e-4  # it measured only the launch
+
+
+def test_a_timer_that_times_the_cold_first_call_is_caught_even_through_torch_cuda():
+    assert verdict(cold_timer)[1] == "core/timer-no-warm-up"
+
+
+def test_timers_that_never_call_or_never_read_a_clock_are_caught():
+    assert verdict(lambda fn, device: 0.0)[1] == "core/timer-never-called"
+    assert verdict(lambda fn, device: fn())[1] == "core/timer-no-clock"
+
+
+def test_a_clock_and_a_synchronize_imported_by_name_are_instrumented_too():
+    namespace = {"__name__": "learner"}
+    exec(compile("from time import perf_counter\nfrom utils import synchronize\n"
+                 "def timer(fn, device):\n    fn(); synchronize(device)\n    s = perf_counter()\n"
+                 "    fn(); synchronize(device)\n    return perf_counter() - s\n", "learner", "exec"), namespace)
+    result, wrong = verdict(namespace["timer"])
+    assert wrong is None and result == pytest.approx(0.9e-3, rel=0.05)  # the second call's work
+    assert namespace["perf_counter"] is time.perf_counter and namespace["synchronize"] is utils.synchronize
+
+
+def test_the_real_clocks_and_synchronizes_come_back_even_when_the_timer_raises():
+    before = (time.perf_counter, torch.cuda.synchronize, utils.synchronize)
+
+    def broken(fn, device):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        utils._time_with_a_simulated_gpu(broken)
+    assert (time.perf_counter, torch.cuda.synchronize, utils.synchronize) == before
+
+
+# --- tensors that behave as if on a GPU ---------------------------------------------------
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda:1", "mps"])
+def test_a_pretend_gpu_tensor_refuses_numpy_until_copied_to_the_cpu(device):
+    t = utils._on_a_gpu(torch.arange(3.0), device)
+    assert str((t * 2).device) == (device if ":" in device else device + ":0")
+    with pytest.raises(TypeError, match=r"device type tensor to numpy\. Use Tensor\.cpu\(\)"):
+        (t + 1).numpy()
+    assert type(t.cpu()) is torch.Tensor and t.to("cpu").numpy().tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="must be a GPU"):
+        utils._on_a_gpu(t, "cpu")
+
+
+# --- every lesson's exercises ----------------------------------------------------------------
+
+SERIES = lessons()
+
+
+def stored_text(cell) -> str:
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("lesson", SERIES, ids=[lesson.path.stem for lesson in SERIES])
+def test_every_exercise_has_its_needs_an_answer_cell_and_a_check_or_a_listed_reason(lesson):
+    nb = read(lesson.path)
+    cells = {c.get("id"): c for c in nb.cells}
+    found = exercises_of(nb)
+    assert found, f"{lesson.path.name} has no exercises in the series' format (CONTRIBUTING.md, Exercises)"
+    assert [e.number for e in found] == list(range(1, len(found) + 1)), "exercises are numbered 1, 2, ..."
+    for e in found:
+        where = f"{lesson.path.name}, exercise {e.number}"
+        assert e.needs and HARDWARE.match(e.needs), f"{where}: needs line `*Needs: <hardware> · about N minutes.*`"
+        assert e.minutes and 0 < e.minutes <= 45, where
+        assert e.exercise_id in utils._EXERCISES, f"{where}: check/hint names no registered exercise"
+        assert not re.match(r"(?:lesson)?\d+\b|\d\d", e.exercise_id), f"{where}: ids are topic names, not numbers"
+        registered = utils._EXERCISES[e.exercise_id]
+        assert (e.kind == "check") == (registered.test is not None), f"{where}: check() for a check, hint() else"
+        answer, call = (cells[i] for i in e.cells[1:3])
+        assert "..." in answer.source, f"{where}: the answer cell is a template with ... to fill in"
+        assert call.cell_type == "code" and len(call.source.strip().splitlines()) == 1, f"{where}: one line"
+        printed = stored_text(call)
+        if e.kind == "check":
+            assert printed.startswith("Not answered yet") and "False" in printed, f"{where}: stored template output"
+        else:
+            assert printed.strip() == utils.MESSAGES[registered.hint], where
+
+
+def test_each_exercise_belongs_to_one_lesson_and_is_solved_in_its_solutions():
+    owner: dict[str, str] = {}
+    for lesson in SERIES:
+        solutions = read(lesson.solutions)
+        for e in exercises_of(read(lesson.path)):
+            assert e.exercise_id not in owner, f"{e.exercise_id}: in {owner.get(e.exercise_id)} and {lesson.path.name}"
+            owner[e.exercise_id] = lesson.path.name
+            if e.kind != "check":
+                continue
+            solved = [c for c in solutions.cells if c.cell_type == "code"
+                      and re.search(rf"""^assert check\(\s*["']{re.escape(e.exercise_id)}["']""", c.source, re.M)]
+            assert solved, f"{lesson.solutions.name} does not `assert check({e.exercise_id!r}, ...)`"
+            assert all("✓ Right" in stored_text(c) for c in solved), f"{e.exercise_id}: its stored solution passes"
+    assert set(owner) == set(utils._EXERCISES), "registered exercises no lesson asks"
+
+
+def test_every_check_has_tests_of_its_own():
+    tests = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("test_checks_*.py"))
+    untested = sorted(i for i, ex in utils._EXERCISES.items() if ex.test is not None and f'"{i}"' not in tests)
+    assert not untested, f"checks without tests in tests/test_checks_*.py: {untested}"
+
+
+def test_the_chinese_edition_has_the_same_exercise_cells():
+    for lesson in SERIES:
+        zh = read(NOTEBOOKS / "zh" / lesson.path.name)
+        zh_code = {c.get("id"): c.source for c in zh.cells if c.cell_type == "code"}
+        for e in exercises_of(read(lesson.path)):
+            call = e.cells[2]
+            assert call in zh_code, f"zh/{lesson.path.name} lacks {call}"
+
+
+def test_exercise_files_follow_the_conventions():
+    # core and messages first; one file per topic; every private top-level name unique across files
+    names: dict[str, str] = {}
+    for path in sorted(EXERCISES_DIR.glob("*.py")):
+        for m in re.finditer(r"^(?:def|class) (\w+)|^(\w+)\s*[:=]", path.read_text(encoding="utf-8"), re.M):
+            name = m.group(1) or m.group(2)
+            assert name not in names, f"{name} is defined in {names.get(name)} and {path.name}"
+            names[name] = path.name
+    assert Path(EXERCISES_DIR / "core.py").exists() and Path(EXERCISES_DIR / "messages.py").exists()
