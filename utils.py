@@ -823,12 +823,14 @@ def _positive_int(value: object, name: str) -> int:
 
 # From cell memory-19
 def release_cached_memory(device: torch.device | str) -> None:
-    """Collect garbage, then hand the allocator's cache on ``device`` back to the driver.
+    """Collect garbage, then hand the allocator's free segments on ``device`` back to the driver.
 
     ``gc.collect()`` frees tensors that only a reference cycle still held. Then, on CUDA,
-    ``torch.cuda.empty_cache()``; on MPS, ``torch.mps.empty_cache()``. On the CPU only the
+    ``torch.cuda.empty_cache()``, which returns whole free segments only: free space inside a
+    segment that still holds a live tensor stays reserved (``torch.cuda.memory_stats()`` counts
+    it as ``inactive_split_bytes``). On MPS, ``torch.mps.empty_cache()``. On the CPU only the
     garbage collection: PyTorch keeps no cache of main memory. Tensors you still reference
-    are never freed; the cache only returns memory no tensor uses.
+    are never freed.
     """
     device = checked_device(device)
     gc.collect()
@@ -872,9 +874,12 @@ class limited_memory:  # a class, used like a function: `with limited_memory(dev
     ``None`` where there is nothing to limit, and restores the previous setting on
     leaving the block, even after an error.
 
-    - CUDA: releases the cache, then sets ``torch.cuda.set_per_process_memory_fraction``
-      so that the allocator may reserve what it holds now plus ``extra_bytes``; a request
-      beyond that raises a real ``torch.OutOfMemoryError`` at once.
+    - CUDA: releases the cache's whole free segments, then sets
+      ``torch.cuda.set_per_process_memory_fraction`` so that the allocator may reserve what it
+      still holds plus ``extra_bytes``; a request that needs a segment beyond that raises a real
+      ``torch.OutOfMemoryError`` at once. The cap counts reserved memory, not tensors: the free
+      space left inside partly used segments is reserved already, so tensors may get that much
+      more than ``extra_bytes``.
     - MPS: releases the cache, then sets ``torch.mps.set_per_process_memory_fraction`` (a
       fraction of Metal's recommended maximum working set) so that Metal may hold what it holds
       for this process now (``driver_allocated_memory()``, the count the MPS allocator compares
@@ -3944,6 +3949,22 @@ def _loop_run(seed):
     return model, optimizer, generator, DataLoader(_LOOP_DATA[0], batch_size=64, shuffle=True, generator=generator)
 
 
+_LOOP_CHECKPOINTS: list = []  # (untrained, after 10 epochs): trained once, whatever the calls
+
+
+def _loop_checkpoints():
+    """Copies of two checkpoints of one seeded run: before training, and after 10 epochs."""
+    if not _LOOP_CHECKPOINTS:
+        model, optimizer, _, loader = _loop_run(0)
+        untrained = {"epoch": 0, "model": copy.deepcopy(model.state_dict()),
+                     "optimizer": copy.deepcopy(optimizer.state_dict())}
+        for _epoch in range(10):
+            train_one_epoch(model, loader, optimizer, _LOOP_CPU)
+        _LOOP_CHECKPOINTS.append((untrained, {"epoch": 10, "model": model.state_dict(),
+                                              "optimizer": optimizer.state_dict()}))
+    return copy.deepcopy(_LOOP_CHECKPOINTS[0])
+
+
 _LOOP_WHY_OPTIMIZER = "b"  # a fresh Adam's first steps move nearly every weight by about the learning rate
 
 
@@ -3952,11 +3973,8 @@ def _loop_save_optimizer(resume_one_epoch, why):
     _expect_callable(resume_one_epoch, "resume_one_epoch")
     letter = _letter(why, "why", "loop.save-optimizer/choice")
     with _LoopKeepRandomState():
-        model, optimizer, _, loader = _loop_run(0)
-        untrained = {"epoch": 0, "model": copy.deepcopy(model.state_dict()), "optimizer": optimizer.state_dict()}
-        for _epoch in range(10):
-            train_one_epoch(model, loader, optimizer, _LOOP_CPU)
-        checkpoint = {"epoch": 10, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+        untrained, checkpoint = _loop_checkpoints()
+        torch.manual_seed(0)  # the same random state for the answer's epochs, first call or not
         kept = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
         fresh = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
         if min(kept, fresh) <= 0.5:  # trained weights: then a checkpoint of untrained ones must show

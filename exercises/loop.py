@@ -64,6 +64,22 @@ def _loop_run(seed):
     return model, optimizer, generator, DataLoader(_LOOP_DATA[0], batch_size=64, shuffle=True, generator=generator)
 
 
+_LOOP_CHECKPOINTS: list = []  # (untrained, after 10 epochs): trained once, whatever the calls
+
+
+def _loop_checkpoints():
+    """Copies of two checkpoints of one seeded run: before training, and after 10 epochs."""
+    if not _LOOP_CHECKPOINTS:
+        model, optimizer, _, loader = _loop_run(0)
+        untrained = {"epoch": 0, "model": copy.deepcopy(model.state_dict()),
+                     "optimizer": copy.deepcopy(optimizer.state_dict())}
+        for _epoch in range(10):
+            train_one_epoch(model, loader, optimizer, _LOOP_CPU)
+        _LOOP_CHECKPOINTS.append((untrained, {"epoch": 10, "model": model.state_dict(),
+                                              "optimizer": optimizer.state_dict()}))
+    return copy.deepcopy(_LOOP_CHECKPOINTS[0])
+
+
 _LOOP_WHY_OPTIMIZER = "b"  # a fresh Adam's first steps move nearly every weight by about the learning rate
 
 
@@ -72,11 +88,8 @@ def _loop_save_optimizer(resume_one_epoch, why):
     _expect_callable(resume_one_epoch, "resume_one_epoch")
     letter = _letter(why, "why", "loop.save-optimizer/choice")
     with _LoopKeepRandomState():
-        model, optimizer, _, loader = _loop_run(0)
-        untrained = {"epoch": 0, "model": copy.deepcopy(model.state_dict()), "optimizer": optimizer.state_dict()}
-        for _epoch in range(10):
-            train_one_epoch(model, loader, optimizer, _LOOP_CPU)
-        checkpoint = {"epoch": 10, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+        untrained, checkpoint = _loop_checkpoints()
+        torch.manual_seed(0)  # the same random state for the answer's epochs, first call or not
         kept = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
         fresh = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
         if min(kept, fresh) <= 0.5:  # trained weights: then a checkpoint of untrained ones must show

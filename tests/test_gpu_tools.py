@@ -1,13 +1,17 @@
-"""The GPU tools: make test-gpu refuses to pass where no GPU path would be tested, and
-make gpu-report writes each cell's GPU output beside its no-GPU output.
+"""The GPU tools: make test-gpu refuses to pass where no GPU path would be tested; make
+gpu-packages/gpu-wheels compute what to carry to a GPU machine from its own package list; make
+gpu-report writes each cell's output with a GPU and without, side by side and as a record.
 
-The refusals run tools/gpu_suite.py for real, with a stand-in `nvidia-smi` first on PATH and
-this machine's torch, which must see no GPU (as on every CPU runner)."""
+The refusals and the report run for real, with a stand-in `nvidia-smi` first on PATH and this
+machine's torch, which must see no GPU (as on every CPU runner). Nothing here uses the network."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +22,7 @@ import nbformat
 import pytest
 import torch
 
-from tools import gpu_report, gpu_suite
+from tools import gpu_report, gpu_runs, gpu_suite
 from tools.series import ROOT, all_notebooks
 
 H200 = "GPU 0: NVIDIA H200 (UUID: GPU-3b2a1f7e-5c1d-4e8a-9f00-1a2b3c4d5e6f)"
@@ -118,6 +122,7 @@ def test_gpu_suite_sets_the_three_visibilities(monkeypatch):
     assert gpu_suite.environment("0")["CUDA_VISIBLE_DEVICES"] == "0"
     assert gpu_suite.environment("")["CUDA_VISIBLE_DEVICES"] == ""
     assert [v for _, v in gpu_suite.SETTINGS] == [None, "0", ""]
+    assert [label for label, _ in gpu_suite.SETTINGS] == list(gpu_runs.SETTINGS)  # the record's names
 
 
 def test_the_suite_runs_every_notebook_in_reverse_reading_order():
@@ -133,6 +138,15 @@ def test_listed_gpus_reads_nvidia_smi(tmp_path, monkeypatch):
     assert gpu_suite.listed_gpus() == [H200, H200.replace("GPU 0", "GPU 1")]
     stand_in(tmp_path, [NO_DRIVER], code=9)
     assert gpu_suite.listed_gpus() == []
+    assert gpu_suite.driver_version() is None
+
+
+@posix
+def test_the_driver_version_comes_from_nvidia_smi(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", stand_in(tmp_path, ["570.86.15", "570.86.15"])["PATH"])
+    assert gpu_suite.driver_version() == "570.86.15"
+    monkeypatch.setenv("PATH", stand_in(tmp_path, ["570.86.15", "580.65.06"])["PATH"])
+    assert gpu_suite.driver_version() == "570.86.15, 580.65.06"
 
 
 def alive(pid: int) -> bool:
@@ -167,37 +181,156 @@ def test_make_passes_the_options():
 
     assert "-m tools.gpu_suite --allow-no-gpu -n " in dry("test-gpu", "ALLOW_NO_GPU=1")  # nbval: pyproject.toml
     assert "--allow-no-gpu" not in dry("test-gpu")
-    assert "--python-version 3.11 --platform manylinux_2_28_x86_64" in dry("gpu-wheels", "PY_VERSION=3.11")
-    report = dry("gpu-report", "PYTHON=/opt/torch/.venv/bin/python3", "NB=notebooks/01_devices.ipynb",
-                 "REPORT_OUT=/tmp/out")
-    assert report.startswith("/opt/torch/.venv/bin/python3 -m tools.gpu_report run --notebooks notebooks/01_devices")
+    assert dry("gpu-packages", "PYTHON=/path/to/python").startswith(
+        "/path/to/python -m tools.gpu_report packages > gpu-packages.txt.tmp && mv gpu-packages.txt.tmp "
+        "gpu-packages.txt")
+    assert dry("gpu-wheels", "PACKAGES=their.txt", "GPU_WHEELS_ARGS=--max-mib 40").strip().endswith(
+        "-m tools.gpu_report wheels --packages their.txt --dest .whl --max-mib 40")
+    report = dry("gpu-report", "PYTHON=/path/to/python", "NB=notebooks/01_devices.ipynb", "REPORT_OUT=/tmp/out")
+    assert report.startswith("/path/to/python -m tools.gpu_report run --notebooks notebooks/01_devices")
     assert "--out /tmp/out" in report and "--nbval-sanitize-with tests/nbval_sanitize.cfg" in report
     assert report.rstrip().endswith("-n 4")
+    elsewhere = dry("test-unit", "VENV=/elsewhere/venv")  # as gpu.yml keeps it outside the workspace
+    assert "-m venv /elsewhere/venv\n" in elsewhere and "\n/elsewhere/venv/bin/python -m pytest " in elsewhere
 
 
-# ------------------------------------------------------------------------------ gpu_report
+# ----------------------------------------------------------- the GPU machine's package list
 
 
-def test_carried_wheels_stop_at_what_the_gpu_machine_has():
+def test_the_packages_file_of_this_python_reads_back(tmp_path):
+    """The real command, run by this python, describes this python."""
+    path = tmp_path / "gpu-packages.txt"
+    with open(path, "w", encoding="utf-8") as out:
+        subprocess.run([sys.executable, "-m", "tools.gpu_report", "packages"], cwd=ROOT, stdout=out, timeout=120,
+                       check=True)
+    header, found = gpu_report.read_packages(path)
+    major, minor = sys.version_info[:2]
+    assert header["python-version"] == f"{major}.{minor}" and header["executable"] == sys.executable
+    assert header["implementation"] == "cp" and header["abi"].startswith(f"cp{major}{minor}")
+    assert found["torch"] == torch.__version__ and found["nbval"] == importlib_version("nbval")
+    assert found["pytest-xdist"] == importlib_version("pytest-xdist")  # names normalized
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        tags = header["platform"].split()
+        glibc = platform.libc_ver()[1].split(".")
+        arch = platform.machine()
+        assert tags[0] == f"manylinux_2_{glibc[1]}_{arch}" and f"manylinux2014_{arch}" in tags
+        assert tags == gpu_report.platform_tags()
+
+
+def importlib_version(name: str) -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version(name)
+
+
+def test_manylinux_tags_come_from_the_glibc_version(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(gpu_report.sysconfig, "get_platform", lambda: "linux-aarch64")
+    monkeypatch.setattr(gpu_report.os, "confstr", lambda name: "glibc 2.19", raising=False)
+    assert gpu_report.platform_tags() == ["manylinux_2_19_aarch64", "manylinux_2_18_aarch64",
+                                          "manylinux_2_17_aarch64", "manylinux2014_aarch64"]
+    monkeypatch.setattr(gpu_report.sysconfig, "get_platform", lambda: "linux-x86_64")
+    tags = gpu_report.platform_tags()
+    assert tags[-3:] == ["manylinux_2_6_x86_64", "manylinux_2_5_x86_64", "manylinux1_x86_64"]
+    assert "manylinux2010_x86_64" in tags and len(tags) == 15 + 3
+
+
+def test_no_platform_tags_where_they_cannot_be_derived(monkeypatch):
+    def musl(name):
+        raise ValueError("unrecognized configuration name")
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(gpu_report.os, "confstr", musl, raising=False)
+    monkeypatch.setattr(gpu_report.platform, "libc_ver", lambda: ("", ""))
+    with pytest.raises(gpu_report.NoTags, match=r"no glibc 2\.x .*--platform TAG"):
+        gpu_report.platform_tags()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(gpu_report.sysconfig, "get_platform", lambda: "macosx-14.0-arm64")
+    with pytest.raises(gpu_report.NoTags, match=r"macosx-14\.0-arm64.*--platform TAG"):
+        gpu_report.platform_tags()
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(gpu_report.sysconfig, "get_platform", lambda: "win-amd64")
+    assert gpu_report.platform_tags() == ["win_amd64"]
+
+
+PACKAGES = """# The Python packages of a GPU machine, for `make gpu-wheels PACKAGES=this-file` (tools/gpu_report.py).
+# python-version: 3.12
+# implementation: cp
+# abi: cp312
+# platform: manylinux_2_28_x86_64 manylinux_2_17_x86_64
+Jupyter_Core==5.7.2
+packaging==24.1
+pytest==8.3.2
+torch==2.5.1+cu124
+"""
+
+
+def test_carried_wheels_stop_at_what_the_gpu_machine_has(tmp_path):
     def meta(name, *requires):
         return {"metadata": {"name": name, "version": "1.0", "requires_dist": list(requires)}}
 
     install = [meta("nbval", "ipykernel", "pytest>=7", "coverage"), meta("ipykernel", "pyzmq>=25", "packaging"),
                meta("pyzmq"), meta("pytest", "pluggy", "exceptiongroup; python_version < '3.11'"), meta("pluggy"),
                meta("packaging"), meta("coverage", "tomli; extra == 'toml'"), meta("tomli"),
-               meta("Jupyter_Core", "torch"), meta("torch", "nvidia-cublas"), meta("nvidia-cublas"),
-               meta("nbformat", "jupyter-core")]
-    kept = gpu_report.carried(install, ["nbval", "nbformat"], {"pytest", "packaging"})
-    assert kept == [("coverage", "1.0"), ("ipykernel", "1.0"), ("jupyter-core", "1.0"), ("nbformat", "1.0"),
-                    ("nbval", "1.0"), ("pyzmq", "1.0")]
-
-
-def test_the_gpu_machine_list_keeps_its_own_torch_numpy_and_pytest():
-    present = {gpu_report.normalize(n) for n in gpu_report.ON_GPU_MACHINE}
-    assert {"torch", "numpy", "matplotlib", "pytest", "pytest-xdist", "hypothesis", "pyyaml", "psutil",
-            "packaging"} <= present
-    assert not present & {gpu_report.normalize(n) for n in gpu_report.NEEDED}
+               meta("traitlets"), meta("jupyter-core", "traitlets"), meta("matplotlib", "torch"),
+               meta("torch", "nvidia-cublas"), meta("nvidia-cublas"), meta("nbformat", "jupyter_core")]
+    (tmp_path / "gpu-packages.txt").write_text(PACKAGES)
+    header, present = gpu_report.read_packages(tmp_path / "gpu-packages.txt")
+    assert header["platform"].split() == ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64"]
+    assert present == {"jupyter-core": "5.7.2", "packaging": "24.1", "pytest": "8.3.2", "torch": "2.5.1+cu124"}
+    kept = gpu_report.carried(install, ["nbval>=0.11", "nbformat", "matplotlib"], set(present))
+    assert kept == [("coverage", "1.0"), ("ipykernel", "1.0"), ("matplotlib", "1.0"), ("nbformat", "1.0"),
+                    ("nbval", "1.0"), ("pyzmq", "1.0")]  # not torch, not what the machine has, nor their needs
     assert all(gpu_report.NEVER.match(n) for n in ["torch", "triton", "nvidia-cudnn-cu13", "cuda-bindings"])
+
+
+def test_the_suite_needs_what_pyproject_names_but_torch():
+    needed = {gpu_report.requirement_name(r): r for r in gpu_report.needed()}
+    assert {"nbval", "pytest", "pytest-xdist", "ipykernel", "nbclient", "nbformat", "numpy", "matplotlib",
+            "scikit-learn"} <= set(needed)
+    assert "torch" not in needed and "ruff" not in needed and "hypothesis" not in needed
+    assert needed["nbval"] == "nbval>=0.11"  # with pyproject.toml's bounds
+
+
+def wheels(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tools.gpu_report", "wheels", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_wheels_refuse_to_guess_the_gpu_machine(tmp_path):
+    run = wheels("--dest", str(tmp_path / "whl"))
+    assert run.returncode == 2 and not (tmp_path / "whl").exists()
+    assert "python -m tools.gpu_report packages > gpu-packages.txt" in run.stderr
+    assert "make gpu-wheels PACKAGES=gpu-packages.txt" in run.stderr
+    frozen = tmp_path / "frozen.txt"  # `pip freeze`: names and versions, no header
+    frozen.write_text("numpy==2.1.0\n")
+    run = wheels("--packages", str(frozen))
+    assert run.returncode == 2 and "names no python-version" in run.stderr and "--python-version X.Y" in run.stderr
+    run = wheels("--packages", str(frozen), "--python-version", "3.12")
+    assert run.returncode == 2 and "names no platform" in run.stderr and "--platform TAG" in run.stderr
+
+
+def test_the_options_are_neutral_unless_given():
+    cli = gpu_report.parser()
+    run = cli.parse_args(["run"])
+    assert run.budget is None and run.output_chars is None and run.log_kib is None
+    assert min(run.step_timeout, run.suite_timeout, run.compare_timeout) >= 1800
+    assert run.steps == list(gpu_report.STEPS)
+    assert cli.parse_args(["wheels"]).max_mib is None
+    assert gpu_report.fence("x" * 100_000) == "````text\n" + "x" * 100_000 + "\n````\n"
+    assert gpu_report.fence("abcdef", 2) == "````text\nab\n[... 4 more characters]\n````\n"
+    assert gpu_report.Runner(gpu_report.Report(ROOT / "build", None), None).deadline == float("inf")
+
+
+def test_no_fact_of_one_machine_in_the_gpu_tools():
+    for name in ("gpu_report.py", "gpu_suite.py"):  # (gpu_runs.py names an H200 as an example)
+        text = (ROOT / "tools" / name).read_text(encoding="utf-8")
+        for fact in (r"/opt/", r"\b\d+ [MG]iB\b", r"device tool", r"\blent\b", r"\bH\d00\b", r"ON_GPU_MACHINE",
+                     r"\bas of 20\d\d"):
+            assert not re.search(fact, text), (name, fact)
+
+
+# ------------------------------------------------------------------------------ gpu_report
 
 
 def test_render_shows_what_a_reader_sees():
@@ -211,12 +344,54 @@ def test_render_shows_what_a_reader_sees():
                                           "<image/png, 12 bytes>\nRuntimeError: boom\n")
 
 
-def test_nbval_modes():
+def test_nbval_modes_are_nbvals_own():
     cell = nbformat.v4.new_code_cell
     assert gpu_report.nbval_mode(cell("x")) == "checked"
     assert gpu_report.nbval_mode(cell("import os\n# NBVAL_IGNORE_OUTPUT\nx")) == "ignored"
+    assert gpu_report.nbval_mode(cell("x", metadata={"tags": ["nbval-ignore-output"]})) == "ignored"
     assert gpu_report.nbval_mode(cell("x", metadata={"tags": ["raises-exception"]})) == "must raise"
+    assert gpu_report.nbval_mode(cell("x", metadata={"tags": ["raises-exception", "nbval-ignore-output"]})) == \
+        "must raise"
     assert gpu_report.nbval_mode(cell("# NBVAL_SKIP\nx")) == "skipped"
+    assert gpu_report.nbval_mode(cell("## NBVAL_SKIP\nx")) == "skipped"  # nbval strips every leading '#'
+    # nbval reads a marker only as a whole comment, and a comment wins over a tag, as in its collect()
+    assert gpu_report.nbval_mode(cell("x  # NBVAL_IGNORE_OUTPUT\n# NBVAL_IGNORE_OUTPUT please")) == "checked"
+    assert gpu_report.nbval_mode(cell("# NBVAL_CHECK_OUTPUT\nx", metadata={"tags": ["nbval-ignore-output"]})) == \
+        "checked"
+
+
+def test_the_sanitizer_reads_the_file_as_nbval_does(tmp_path):
+    from nbval.plugin import get_sanitize_patterns
+
+    cfg = tmp_path / "sanitize.cfg"
+    cfg.write_text("[a]\nregex: cuda:\\d+\nreplace: DEVICE\n# a comment\nregex: \\d+\\.\\d+ ms\nreplace: TIME\n"
+                   "[b]\nregex: cuda:\\d+\nreplace: GPU\n")
+    assert get_sanitize_patterns(cfg.read_text()) == [(r"cuda:\d+", "DEVICE"), (r"\d+\.\d+ ms", "TIME"),
+                                                      (r"cuda:\d+", "GPU")]
+    for args in (["--nbval", "--nbval-sanitize-with", str(cfg)], [f"--nbval-sanitize-with={cfg}", "-n", "4"],
+                 ["--sanitize-with", str(cfg)]):
+        sanitize = gpu_report.sanitizer(args)
+        # one pattern per regex, the last replacement winning, in first-seen order: nbval's OrderedDict
+        assert sanitize("cuda:1 took 3.25 ms\n<image/png, 12 bytes>\nend") == "GPU took TIME\nend"
+    assert gpu_report.sanitizer(["--nbval", "-n", "4"])("cuda:1") == "cuda:1"
+
+
+def test_side_by_side_shows_every_setting():
+    def run(*outputs):
+        return {"status": "ok", "seconds": 1.0, "cells": [
+            {"index": i, "id": f"c{i}", "first_line": "x", "nbval": "checked", "output": o}
+            for i, o in enumerate(outputs) if o is not None]}
+
+    runs = {"all GPUs": run("2\n", "cuda:1\n", "a\n"), "one GPU": run("1\n", "cuda:0\n", "a\n"),
+            "no GPU": run("0\n", "cpu\n", None)}
+    md, row = gpu_report.side_by_side("nb.ipynb", runs, lambda t: t.replace("cuda:1", "cpu").replace("cuda:0", "cpu"))
+    assert row == ("nb.ipynb", "ok, 1 s", "ok, 1 s", "ok, 1 s", "3", "3", "1")
+    assert "all GPUs: ok, 1 s · one GPU: ok, 1 s · no GPU: ok, 1 s" in md
+    assert "`c0` · `x` · nbval: checked · DIFFERS, also after nbval's sanitizer" in md
+    assert "`c1` · `x` · nbval: checked · differs (same after nbval's sanitizer)" in md
+    assert "`c2` · `x` · nbval: checked · ran under some settings only" in md
+    assert "all GPUs:\n````text\n2\n````\n\none GPU:\n````text\n1\n````\n\nno GPU:\n````text\n0\n````" in md
+    assert "no GPU:\n````text\n(not run)\n````" in md
 
 
 SYNTHETIC = [
@@ -226,49 +401,69 @@ SYNTHETIC = [
     'raise ValueError("on both sides")',
     'print("runs after an error")',
     "print(os.path.basename(os.getcwd()))",
+    "pass",
 ]
 
 
 @posix
-def test_side_by_side_of_a_tiny_notebook(tmp_path):
+@cpu_torch
+def test_the_side_by_side_step_writes_a_record(tmp_path):
+    """`gpu_report run` for real on a tiny notebook, with both settings, on this machine without a GPU."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Tiny"), *map(nbformat.v4.new_code_cell, SYNTHETIC)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / "nb" / "tiny.ipynb"
     path.parent.mkdir()
     nbformat.write(nb, path)
-    env = gpu_report.base_environment() | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    runs = {}
-    for side, visible in [("gpu", None), ("cpu", "")]:  # both kernels start at once
-        runs[side] = subprocess.Popen([sys.executable, "-m", "tools.gpu_report", "execute", str(path), "--json",
-                                       str(tmp_path / f"{side}.json"), "--seconds", "60"],
-                                      cwd=ROOT, env=gpu_suite.environment(visible, env))
-    assert all(p.wait(timeout=120) == 0 for p in runs.values())
-    gpu, cpu = (json.loads((tmp_path / f"{side}.json").read_text()) for side in ("gpu", "cpu"))
-    assert gpu["status"] == cpu["status"] == "ok"
-    assert [c["output"] for c in gpu["cells"]] == [
-        "GPU\n", "tensor([1.], device='cuda:0')\n", "2\n", "ValueError: on both sides\n", "runs after an error\n",
-        "nb\n"]  # the kernel works in the notebook's folder
+    env = stand_in(tmp_path, [NO_DRIVER], code=9) | {"ALLOW_NO_GPU": "1"}
+    run = subprocess.run([sys.executable, "-m", "tools.gpu_report", "run", "--notebooks", str(path), "--steps",
+                          "side-by-side", "--report-dir", str(tmp_path / "report"), "--out", str(tmp_path / "out"),
+                          "--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["gpu-report.log", "record", "report.md"]
+    assert [p.name for p in (tmp_path / "out" / "record").iterdir()] == [f"{today}-no-gpu.json"]
 
-    md, row = gpu_report.side_by_side("nb/tiny.ipynb", gpu, cpu, gpu_report.sanitizer(
-        ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]))
-    assert row[3:] == ("6", "2", "1")  # 6 code cells, 2 differ, 1 still after the sanitizer
-    assert "#### Cell 0 `" in md and "DIFFERS, also after nbval's sanitizer" in md
-    assert "#### Cell 1 `" in md and "differs (same after nbval's sanitizer)" in md
-    assert "GPU:\n````text\nGPU\n````\n\nno GPU:\n````text\nno GPU\n````" in md
-    assert "#### Cell 3 `" in md and "nbval: checked · same" in md
+    record = gpu_runs.load(tmp_path / "report" / "record" / f"{today}-no-gpu.json")  # validated as it loads
+    assert record.gpu is False and record.date == today and record.settings == ["one GPU", "no GPU"]
+    assert record.data["settings"] == {"one GPU": {"CUDA_VISIBLE_DEVICES": "0", "gpus_seen": 0},
+                                       "no GPU": {"CUDA_VISIBLE_DEVICES": "", "gpus_seen": 0}}
+    assert record.machine == {"gpus": [], "gpu_count": 0, "driver": None, "torch": torch.__version__,
+                              "cuda": torch.version.cuda, "python": platform.python_version(),
+                              "cpus": record.machine["cpus"]} and record.machine["cpus"] >= 1
+    assert re.fullmatch(r"[0-9a-f]{40}|unknown", record.data["commit"])
+    ids = [c.id for c in nb.cells[1:]]
+    one, none = record.cells(str(path), "one GPU"), record.cells(str(path), "no GPU")
+    assert [one.get(i) for i in ids] == ["GPU\n", "tensor([1.], device='cuda:0')\n", "2\n",
+                                         "ValueError: on both sides\n", "runs after an error\n", "nb\n", None]
+    assert [none.get(i) for i in ids] == ["no GPU\n", "tensor([1.])\n", *[one[i] for i in ids[2:6]], None]
+    assert record.output("tiny.ipynb", ids[0]) == "GPU\n"  # no GPU setting saw one: the first setting
+    assert record.data["notebooks"][str(path)]["no GPU"]["status"] == "ok"
 
-    report = gpu_report.Report(tmp_path / "report", tmp_path / "out")
-    report.folder.mkdir()
-    (report.folder / "logs").mkdir()
-    report.steps = [gpu_report.Step("side by side", "ok: 2 runs", 3.0, report.folder / "logs" / "04.log")]
-    report.steps[0].log.write_text("pytest said this\n")
-    report.notebooks.append((md, row))
-    report.write()
-    assert sorted(p.name for p in report.out.iterdir()) == ["gpu-report.log", "report.md"]
-    text = (report.out / "report.md").read_text()
-    assert "| side by side | 3       | ok: 2 runs |" in text and "| nb/tiny.ipynb |" in text and md in text
-    assert "pytest said this" in (report.out / "gpu-report.log").read_text()
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"Record: {tmp_path / 'report' / 'record' / today}-no-gpu.json (1 notebooks; one GPU, no GPU)" in report
+    assert "copy it into gpu-runs/ and commit it" in report and "WITHOUT A GPU (gpu: false" in report
+    assert report.startswith("# GPU report\n\nNO GPU:")
+    assert re.search(re.escape(f"| {path}") + r" +\| ok, \d+ s +\| ok, \d+ s +\| 7 +\| 2 +\| 1 +\|", report)
+    assert "#### Cell 0 `" in report and "DIFFERS, also after nbval's sanitizer" in report
+    assert "#### Cell 1 `" in report and "differs (same after nbval's sanitizer)" in report
+    assert "one GPU:\n````text\nGPU\n````\n\nno GPU:\n````text\nno GPU\n````" in report
+    assert "#### Cell 6 `" in report and "· no output" in report
+    assert "===== side by side: runs/" in (tmp_path / "out" / "gpu-report.log").read_text()
+
+
+def test_the_compact_log_is_cut_only_when_asked(tmp_path):
+    logs = tmp_path / "report" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "01.log").write_bytes(b"x" * 3000 + b"y" * 3000)
+    for kib, cut in ((None, False), (2, True)):
+        report = gpu_report.Report(tmp_path / "report", tmp_path / "out", log_kib=kib)
+        report.steps = [gpu_report.Step("nbval", "passed", 1.0, logs / "01.log")]
+        report.write()
+        text = (tmp_path / "out" / "gpu-report.log").read_text()
+        assert ("[... cut (--log-kib) ...]" in text) is cut
+        assert text.count("x") == (1024 if cut else 3000) and text.endswith("y" * 1024)
 
 
 def test_failed_cells_are_read_from_the_pytest_log(tmp_path):

@@ -5,6 +5,7 @@ change to the English fails the checks until it is translated again."""
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,9 @@ def test_badges_and_navigation_open_the_zh_notebooks_themselves():
         rel = zh.relative_to(ROOT).as_posix()
         assert f"colab.research.google.com/github/{REPO}/blob/main/{rel})" in header, rel
         assert f"kaggle.com/kernels/welcome?src=https://github.com/{REPO}/blob/main/{rel})" in header, rel
+        # the reader sees Chinese: the badges' alt texts and the GitHub badge's own label
+        assert "[![在 GitHub 上查看](https://img.shields.io/badge/GitHub-%E5%9C%A8%E7%BA%BF%E6%9F%A5%E7%9C%8B" \
+               in header and "[![在 Colab 中打开]" in header and "View on GitHub" not in header, rel
         assert "[English](" in header and "README.zh-CN.md#" in header, rel
         for cell in read(zh).cells:
             if cell.cell_type == "markdown":
@@ -69,6 +73,25 @@ def test_the_zh_readme_links_the_zh_lessons():
     assert (ROOT / "README.md").read_text(encoding="utf-8").startswith(i18n.SWITCH_EN + "\n")
     for path in all_notebooks():
         assert f"({i18n.zh_path(path).relative_to(ROOT).as_posix()})" in text, path.name
+
+
+def test_the_zh_readme_sends_its_readers_only_to_chinese_pages():
+    """Every link of README.zh-CN.md into notebooks/ (a lesson, a solution or a folder of them) goes to
+    the Chinese edition, and none goes back to README.zh-CN.md itself; code spans naming English paths
+    are links' business, so the prose names no English folder either."""
+    text = i18n.README_ZH.read_text(encoding="utf-8")
+    prose = i18n.FENCE.sub(" ", text)
+    links = re.findall(r"\]\(([^)\s]+)\)", prose)
+    targets = [t for t in links if "://" not in t]
+    into_notebooks = [t for t in targets if t.startswith("notebooks")]
+    on_github = [t for t in links if t.startswith(f"https://github.com/{REPO}/") and "/notebooks" in t]
+    assert on_github and all("/notebooks/zh" in t for t in on_github), on_github
+    assert into_notebooks and all(t.startswith("notebooks/zh") for t in into_notebooks), into_notebooks
+    assert not [t for t in targets if t.split("#")[0] == i18n.README_ZH.name]
+    assert not re.findall(r"`notebooks/(?!zh)[^`]*`", prose)
+    # the reader's advice is there: Colab's menu and warning in Chinese, and networks that block GitHub
+    for words in ("代码执行程序 → 更改运行时类型", "仍然运行", "GPU_LESSONS_URL", "镜像", "make handout"):
+        assert words in text, words
 
 
 def test_the_documents_have_their_twins():
@@ -141,6 +164,24 @@ def test_glossary_terms_must_be_translated_as_listed():
     assert i18n.glossary_misses("Call `optimizer.step()` [here](t.ipynb).", "调用 `optimizer.step()`。", terms) == []
     assert i18n.glossary_misses("fix: save model.state_dict()", "修正：保存 model.state_dict()", terms) == []
     assert i18n.glossary_misses("Two tensors.", "两个数组。", terms) == ["'tensor' should be '张量'"]
+
+
+def test_the_kernels_compounds_and_the_words_the_edition_avoids():
+    """Issue 20's terms: a GPU kernel is 核函数 and only Jupyter's kernel 内核; the literal words that
+    made the edition read translated are refused wherever a translation uses them in prose."""
+    terms = i18n.glossary()
+    assert i18n.glossary_misses("Each kernel launch costs microseconds.", "每次启动内核要几微秒。", terms) == [
+        "'gpu kernel/cuda kernel/kernel launch/launch a kernel/launches a kernel/launching a kernel' "
+        "should be '核函数'"]
+    assert i18n.glossary_misses("Restart the kernel.", "重启内核。", terms) == []
+    avoided = {a.word for a in i18n.avoided_words()}
+    assert {"构建版本", "发行版", "簿记", "仪表", "训练步骤", "fork 服务器"} <= avoided
+    assert i18n.avoided_in("装一个 CUDA 构建版本。", i18n.avoided_words()) == [
+        "'构建版本' reads translated: write CUDA 版 / CPU 版 PyTorch, or 版本"]
+    assert i18n.avoided_in("装 CUDA 版 PyTorch，即 `构建版本` 以外的写法。", i18n.avoided_words()) == []  # code aside
+    assert i18n.avoided_in("每个发行版。", i18n.avoided_words(), skip={"发行版"}) == []
+    problems = i18n.entry_problems(entry("A CUDA build.", "一个 CUDA 构建版本。"), terms)
+    assert problems == ["'构建版本' reads translated: write CUDA 版 / CPU 版 PyTorch, or 版本"]
 
 
 def entry(msgid, msgstr, kind="markdown cell", flags=()):
@@ -350,3 +391,17 @@ def test_a_python_file_written_by_writefile_is_python_to_the_i18n_tools():
     assert i18n.code_without_comments(en) != i18n.code_without_comments(en.replace("x = ", "y = "))
     assert i18n.code_without_comments(en) != i18n.code_without_comments(en.replace("train.py", "other.py"))
     assert i18n.comments("%%writefile notes.txt\n# not Python\n") == ()  # another file: text as written
+
+
+def test_the_rhythm_measure_counts_sentences_colons_and_semicolons_of_prose_only(tmp_path):
+    """tools/zh_rhythm.py, which `make lint` runs against the targets: code and link targets are not prose."""
+    from tools import zh_rhythm
+
+    page = tmp_path / "page.md"
+    page.write_text("我们先看一个例子：张量在哪里。\n\n`代码：不算` [链接](https://x.org/a：b) 也一样；这样。\n\n"
+                    "```\n代码块：不算\n```\n", encoding="utf-8")
+    r = zh_rhythm.measure(page)
+    # 20 characters of prose in 2 sentences, one colon and one semicolon
+    assert (round(r.per_sentence, 1), round(r.colons, 2), round(r.semicolons, 2)) == (10.0, 5.0, 5.0)
+    assert r.over() == ["colons per 100 5.00 > 0.5", "semicolons per 100 5.00 > 0.3"]
+    assert all(not zh_rhythm.measure(p).over() for p in zh_rhythm.lessons())  # the targets hold today

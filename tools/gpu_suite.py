@@ -54,15 +54,26 @@ def describe(visible: str | None) -> str:
     return "CUDA_VISIBLE_DEVICES=" + ("(unset)" if visible is None else repr(visible))
 
 
+def nvidia_smi(*args: str, timeout: float = 30) -> list[str]:
+    """The lines `nvidia-smi ARGS` prints: none when there is no nvidia-smi, or it fails (no driver)."""
+    try:
+        out = subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.strip() for line in out.stdout.splitlines() if line.strip()] if out.returncode == 0 else []
+
+
 def listed_gpus(timeout: float = 30) -> list[str]:
     """The `GPU n: ...` lines of `nvidia-smi -L`: empty when there is no nvidia-smi, or no driver.
 
     nvidia-smi ignores CUDA_VISIBLE_DEVICES: it lists what the machine has, not what torch may see."""
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.strip() for line in out.stdout.splitlines() if line.startswith("GPU ")]
+    return [line for line in nvidia_smi("-L", timeout=timeout) if line.startswith("GPU ")]
+
+
+def driver_version() -> str | None:
+    """The NVIDIA driver's version (one per GPU, joined if they differ), or None without nvidia-smi."""
+    versions = dict.fromkeys(nvidia_smi("--query-gpu=driver_version", "--format=csv,noheader"))
+    return ", ".join(versions) or None
 
 
 def probe_torch(env: dict[str, str], python: str = sys.executable, timeout: float = 120) -> dict:
@@ -74,6 +85,14 @@ def probe_torch(env: dict[str, str], python: str = sys.executable, timeout: floa
     if run.returncode != 0:
         return {"error": (run.stderr.strip().splitlines() or [f"exit {run.returncode}"])[-1]}
     return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def probe_settings(base: dict[str, str] | None = None, timeout: float = 120) -> dict[str | None, dict]:
+    """probe_torch under every setting at once: {CUDA_VISIBLE_DEVICES value or None: answer}."""
+    visible = [v for _, v in SETTINGS]
+    with concurrent.futures.ThreadPoolExecutor() as pool:
+        answers = pool.map(lambda v: probe_torch(environment(v, base), timeout=timeout), visible)
+    return dict(zip(visible, answers, strict=True))
 
 
 def refusal(listed: list[str], seen: dict, allow_no_gpu: bool) -> str | None:
@@ -95,6 +114,25 @@ def refusal(listed: list[str], seen: dict, allow_no_gpu: bool) -> str | None:
 def expected_count(visible: str | None, all_seen: int) -> int:
     """How many GPUs torch must see in a setting, given how many it sees with all visible."""
     return all_seen if visible is None else min(1, all_seen) if visible else 0
+
+
+def run_setting(label: str, visible: str | None, probes: dict[str | None, dict], notebooks: list[str],
+                pytest_args: list[str], base: dict[str, str] | None = None, timeout: float | None = None,
+                log: Path | None = None) -> dict:
+    """Strict nbval (``pytest_args``) over ``notebooks`` with CUDA_VISIBLE_DEVICES=``visible``, unless torch
+    sees another number of GPUs there than the setting should (``probes``: probe_settings' answers).
+    Returns the setting's row: setting, visibility, gpus_seen, seconds, result."""
+    seen, want = probes[visible].get("count", -1), expected_count(visible, probes[None].get("count", 0))
+    print(f"\n=== {label}: {describe(visible)}, torch sees {seen} CUDA GPU(s) ===", flush=True)
+    if seen != want:
+        result, seconds = f"FAILED (torch saw {seen} GPU(s), expected {want})", 0.0
+    else:
+        pytest = [sys.executable, "-m", "pytest", *notebooks, *pytest_args]
+        code, seconds = run_logged(pytest, environment(visible, base), timeout, log)
+        result = ("passed" if code == 0 else f"FAILED (exit {code})" if code is not None
+                  else f"FAILED (timed out after {timeout:.0f} s)")
+    return dict(zip(("setting", "visibility", "gpus_seen", "seconds", "result"),
+                    (label, describe(visible), str(seen), f"{seconds:.0f}", result), strict=True))
 
 
 def run_logged(cmd: list[str], env: dict[str, str], timeout: float | None, log: Path | None = None,
@@ -170,7 +208,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, help="also write the result rows here")
     args, pytest_args = parser.parse_known_args(argv)
 
-    listed, seen_all = listed_gpus(), probe_torch(environment(None))
+    listed, probes = listed_gpus(), probe_settings()
+    seen_all = probes[None]
     print(f"nvidia-smi -L: {len(listed)} GPU(s)" + "".join(f"\n  {line}" for line in listed), flush=True)
     print(f"torch with all GPUs visible: {seen_all}", flush=True)
     reason = refusal(listed, seen_all, args.allow_no_gpu)
@@ -182,28 +221,13 @@ def main(argv: list[str]) -> int:
         return 2
 
     notebooks = args.notebooks or default_notebooks()
-    chosen = [(label, visible) for label, visible in SETTINGS if label in [SETTING_KEYS[k] for k in args.settings]]
-    others = [visible for _, visible in chosen if visible is not None]
-    with concurrent.futures.ThreadPoolExecutor() as pool:  # what torch sees in the other settings, at once
-        probes = dict(zip(others, pool.map(lambda v: probe_torch(environment(v)), others), strict=True))
-    probes[None] = seen_all
-    rows = []
-    for label, visible in chosen:
-        env, seen = environment(visible), probes[visible].get("count", -1)
-        want = expected_count(visible, seen_all["count"])
-        print(f"\n=== {label}: {describe(visible)}, torch sees {seen} CUDA GPU(s) ===", flush=True)
-        if seen != want:
-            result, seconds = f"FAILED (torch saw {seen} GPU(s), expected {want})", 0.0
-        else:
-            pytest = [sys.executable, "-m", "pytest", *notebooks, *pytest_args]
-            code, seconds = run_logged(pytest, env, args.step_timeout)
-            result = ("passed" if code == 0 else f"FAILED (exit {code})" if code is not None
-                      else f"FAILED (timed out after {args.step_timeout:.0f} s)")
-        rows.append((label, describe(visible), str(seen), f"{seconds:.0f}", result))
-        summary["rows"].append(dict(zip(("setting", "visibility", "gpus_seen", "seconds", "result"), rows[-1],
-                                        strict=True)))
-        if args.json:  # after every setting, so a run cut short still leaves its rows
-            args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    for label, visible in SETTINGS:
+        if label in [SETTING_KEYS[k] for k in args.settings]:
+            summary["rows"].append(run_setting(label, visible, probes, notebooks, pytest_args,
+                                               timeout=args.step_timeout))
+            if args.json:  # after every setting, so a run cut short still leaves its rows
+                args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    rows = [tuple(row.values()) for row in summary["rows"]]
     from tools.series import table  # (needs nbformat, like default_notebooks)
 
     print()

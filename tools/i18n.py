@@ -459,10 +459,49 @@ class Term:
     chinese: str
 
 
+AVOIDED_HEADING = "## Words the edition avoids"
+
+
+def glossary_tables() -> tuple[str, str]:
+    """The glossary's text before the avoided words' heading, and from it on."""
+    text = GLOSSARY.read_text(encoding="utf-8")
+    head, _, avoided = text.partition(AVOIDED_HEADING)
+    return head, avoided
+
+
+def table_rows(text: str) -> list[list[str]]:
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not line.startswith("|") or set(cells[0]) <= set("-: "):
+            continue
+        rows.append(cells)
+    return rows
+
+
+@dataclass(frozen=True)
+class Avoided:
+    word: str  # Chinese that reads translated
+    instead: str  # what the edition writes instead, in words
+
+
+@functools.lru_cache(maxsize=1)
+def avoided_words() -> tuple[Avoided, ...]:
+    """Rows of the glossary's second table: | 避免 | 改用 | why |: words a translation must not use."""
+    return tuple(Avoided(cells[0], cells[1]) for cells in table_rows(glossary_tables()[1]) if cells[0] != "避免")
+
+
+def avoided_in(msgstr: str, words: tuple[Avoided, ...], skip: set[str] = frozenset()) -> list[str]:
+    """Avoided words in the translation's prose (code and links aside), unless skipped for the entry."""
+    prose = PROSE_ONLY.sub(" ", msgstr)
+    return [f"'{a.word}' reads translated: {a.instead}" for a in words
+            if a.word in prose and a.word.lower() not in skip]
+
+
 def glossary() -> list[Term]:
     """Rows of the table in i18n/zh/glossary.md: | English forms, comma-separated | 中文 | note |."""
     terms = []
-    for line in GLOSSARY.read_text(encoding="utf-8").splitlines():
+    for line in glossary_tables()[0].splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 2 or not line.startswith("|") or set(cells[0]) <= set("-: ") or cells[1] == "中文":
             continue
@@ -545,6 +584,7 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
         out.append("keep each diagram's image, ![...](attachment:NAME.svg), with its name (translate the alt text)")
     skip = skipped_terms(entry)
     out += [m for m in glossary_misses(entry.msgid, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
+    out += avoided_in(entry.msgstr, avoided_words(), skip)
     return out
 
 
@@ -613,7 +653,8 @@ def relink(text: str, english_file: Path, zh_file: Path, anchors: dict | None = 
             rel_to_notebooks = None
         if resolved in twins:
             resolved = twins[resolved]
-        elif rel_to_notebooks is not None and resolved.suffix == ".ipynb" and rel_to_notebooks.parts[0] != "zh":
+        elif rel_to_notebooks is not None and rel_to_notebooks.parts[:1] != ("zh",) and (
+                resolved.suffix == ".ipynb" or resolved.is_dir()):  # a lesson, or a folder of lessons
             resolved = ZH / rel_to_notebooks
         anchor = anchors.get(resolved, {}).get(anchor, anchor)
         return posixpath.relpath(resolved.as_posix(), zh_file.parent.as_posix()) + hash_ + anchor

@@ -10,16 +10,21 @@ same section before that sentence: else the prose was written around another run
 wording ("about four times faster", "roughly 10 ms") and figures labelled as reasoning or as a
 data sheet's are not checked. The parsing is here, apart from the test, so that GPU records
 (issue 18) can be checked the same way.
+
+GPU figures and their sources (issue 18; tests/test_gpu_figures.py): every sentence that states
+a GPU figure cites a GPU record of gpu-runs/ whose cell printed it, or says it is reasoning and
+names its source; the section "GPU figures" below says what counts and how to cite.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 
-from tools import gpu_report
+from tools import gpu_report, gpu_runs, series
 
 NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"  # 3,350 is one number
 TIME_UNITS = ("s", "ms", "µs", "ns")
@@ -106,3 +111,277 @@ def unbacked_figures(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
             out += [(cell.get("id"), f"{n} {u}", s) for n, u, s in quoted(cell.source)
                     if (n, u) not in printed or (n, u) in noise]
     return out
+
+
+# --- GPU figures and their sources (issue 18; tests/test_gpu_figures.py) ---------------------------
+#
+# A GPU figure is a number with a unit (MiB, GB/s, ms, ×, % ...) in a sentence that names a GPU
+# ("on a CUDA GPU", "an H100", "on a Mac", "nvidia-smi", "在 GPU 上", "两块 GPU") or says it
+# describes a run elsewhere ("not a run of this page"), or a unit only GPUs have (TFLOP/s, TB/s,
+# W) beside a GPU word. Approximate wording is no exception: "about 30 µs on a T4" is a GPU figure.
+# A sentence with one cites its source, in one of two ways:
+#
+# - recorded: a link whose text names the cell and whose target is a record of gpu-runs/ in this
+#   repository, ``([H200 run, cell memory-11](https://github.com/<REPO>/blob/main/gpu-runs/<record>.json))``
+#   (REPO and the branch from tools/series.py, the record's form from tools/gpu_runs.py). The record
+#   must have been made with a GPU, and every figure of the sentence must be printed, as written,
+#   in that cell's output under a setting with a GPU visible;
+# - reasoning: the sentence says so ("reasoned from ...", "not a recorded run", "not measured
+#   here"; 推算, 推理得出, 并非实际运行的记录, 并非实测) and names what it rests on: a PyTorch file
+#   (``c10/cuda/CUDACachingAllocator.cpp``), PyTorch's documentation, or a data sheet or
+#   specification.
+#
+# The sentence is the unit, in both editions, with one exception: a sentence that only labels the one
+# before it ("This is reasoned from ...", "这是根据……推算的") covers that sentence, as Chinese writing
+# puts the source in a sentence of its own. A fenced
+# block belongs to the sentence that introduces it (an output shown as text). A GPU named only in a
+# parenthesised aside makes only that aside's figures GPU figures. A size the notebook's own code
+# writes (``256 * MiB``, ``64 * 2**20``) is what a cell asks for, not what a GPU printed.
+
+GPU_NUMBER = rf"(?<![\w.,/-])({NUMBER})"
+GPU_UNITS = (r"\s?(?:TFLOP/s|GFLOP/s|TB/s|GB/s|GiB/s|MB/s|MiB/s|TiB|GiB|MiB|KiB|TB|GB|MB|KB|kB|GHz|MHz|ms|µs|us|ns|s|W"
+             r"|%|倍)|×|x")  # a ratio's × is written onto its number: 64 × 64 is a shape
+GPU_FIGURE = re.compile(rf"{GPU_NUMBER}({GPU_UNITS})(?![\w/])(?!\s*[×x]?\s*\d)")
+# Units only a GPU's specification or a GPU measurement uses, beside a GPU word.
+GPU_ONLY_UNITS = {"TFLOP/s", "TB/s", "W"}
+GPU_MODEL = (r"(?<![\w-])(?:[KPTV]\d{2,3}|[PT]4|A\d{2,4}G?|H\d{3}|B\d{3}|GB\d{3}|L4|L40S?|MI\d{3}X?"
+             r"|(?:RTX|GTX|Quadro|Titan|Tesla|Radeon)(?:\s[A-Z]?\d{3,4}\w*)?|M[1-5](?:\s(?:Pro|Max|Ultra))?)(?![\w-])")
+NAMES_A_GPU = re.compile(
+    GPU_MODEL
+    + r"|(?i:\b(?:a|an|the|one|two|each|every|your|this|that|such a|any|its) (?:[\w-]+ ){0,2}"
+      r"(?:GPUs?|GPU's|graphics cards?)(?![\w-]))"
+    + r"|(?i:\bMacs?\b|\bMac's\b|\bApple silicon\b|\bMetal\b|\bnvidia-smi\b|\bCUDA out of memory\b)"
+    + r"|GPU\s*上|Mac\s*上|Apple 芯片|显卡|[一两几每多这那各]块\s*(?:[\w-]+\s*)?GPU"
+)
+GPU_WORD = re.compile(r"(?i:\bGPUs?\b|\bCUDA\b|\bcuBLAS\b|\bcuDNN\b|\bHBM\d?e?\b|\bNVLink\b|\bNVIDIA\b|tensor cores?\b"
+                      r"|\bMetal\b|\bMPS\b)|显存|张量核心")
+# Words that say a figure comes from a run elsewhere: a sentence that says so speaks of a GPU run.
+ELSEWHERE = re.compile(r"(?i:\bnot (?:a |from a )?recorded run\b|\bnot a run of this page\b|\bno GPU run\b)"
+                       r"|并非实际运行|不是实际运行|并非本页的运行|不是 GPU 上的运行记录|没有 GPU 上的运行记录")
+REASONING = re.compile(r"(?i:\breason(?:ed|ing)\b|\bnot (?:a |from a )?recorded run\b|\bnot a run of this page\b"
+                       r"|\bnot (?:yet )?measured\b)"
+                       r"|推算|推理(?:出来|得出|而来|所得)|这是推理|是推理|并非实际运行|不是实际运行"
+                       r"|(?:并非|不是|没有|并未|尚未)[^。，；]{0,8}实测")
+# What a reasoned figure may rest on: a PyTorch file (the series' own utils.py is not a source),
+# PyTorch's documentation, or a data sheet or specification.
+SOURCE_FILE = re.compile(r"(?<![\w/.-])(?!utils\.py\b)[\w/-]*[A-Za-z_]\w*\.(?:cpp|cu|cuh|h|hpp|mm|py|rst)\b")
+SOURCE_DOCS = re.compile(r"https://(?:docs\.)?pytorch\.org/docs/[^)\s]*")
+DATA_SHEET = re.compile(r"(?i:\bdata ?sheets?\b|\bspecifications?\b)|数据手册|规格书|规范")
+RECORD_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*(https?://[^)\s]*?/gpu-runs/([\w.-]+)\.json|[^)\s]*gpu-runs/[^)\s]*)\s*\)")
+CITED_CELL = re.compile(r"(?:\bcell|单元格)\s*`?([A-Za-z0-9][\w-]*)`?")
+CODE_SIZE = re.compile(rf"(?<![\w.])({NUMBER})\s*\*\s*(KiB|MiB|GiB|2\*\*10|2\*\*20|2\*\*30)\b")
+CODE_UNIT = {"2**10": "KiB", "2**20": "MiB", "2**30": "GiB"}
+FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.DOTALL | re.MULTILINE)
+INLINE_CODE = re.compile(r"`[^`\n]+`")
+LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)")
+EMPHASIS = re.compile(r"(?<![*\w])\*(?!\s)[^*\n]+(?<!\s)\*(?![*\w])")
+HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][^>]*>", re.DOTALL)
+PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+@dataclass(frozen=True)
+class GpuSentence:
+    """A sentence of a markdown cell that states a GPU figure, and what it cites."""
+    cell: str
+    text: str  # as written, code and links included (with the fenced block it introduces)
+    figures: tuple[str, ...]  # "256.0 MiB", "1.91×": as written
+    records: tuple[tuple[str, str, str | None], ...]  # (link target, record name or "", cited cell id or None)
+    reasoned: bool  # says it is reasoning
+    source: str | None  # what it names as the source of its reasoning
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    written: str  # as written
+    prose: str  # what a reader reads as prose: a link's text, no code, no link target
+    shown: str  # prose plus code spans and fenced blocks: where figures are looked for
+    main: tuple[str, str]  # (prose, shown) outside parentheses
+    asides: tuple[tuple[str, str], ...]  # (prose, shown) of each outermost parenthesised aside
+
+
+def _sentences(markdown: str) -> list[_Sentence]:
+    """The sentences of a markdown cell. Periods inside code, links and emphasis end no sentence;
+    a fenced block belongs to the sentence before it (the one that introduces it)."""
+    kept: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        kept.append(m.group(0))
+        return f"\x00{len(kept) - 1}\x00"
+
+    def restore(text: str, mode: str) -> str:
+        def back(m: re.Match) -> str:
+            part = kept[int(m.group(1))]
+            if mode == "written" or EMPHASIS.fullmatch(part):
+                return restore(part, mode)
+            if FENCE.fullmatch(part) or INLINE_CODE.fullmatch(part):
+                return part if mode == "shown" else " "
+            return restore(part[part.index("[") + 1:part.rindex("](")], mode)  # a link: its text
+        return re.sub(r"\x00(\d+)\x00", back, text)
+
+    def both(piece: str) -> tuple[str, str]:
+        return restore(piece, "prose"), restore(piece, "shown")
+
+    text = HTML.sub(" ", markdown)
+    for pattern in (FENCE, INLINE_CODE, LINK, EMPHASIS):
+        text = pattern.sub(keep, text)
+    out: list[_Sentence] = []
+    for paragraph in PARAGRAPH.split(text):
+        for piece in SENTENCE_END.split(paragraph):
+            if not piece.strip():
+                continue
+            only = re.fullmatch(r"\s*\x00(\d+)\x00\s*", piece)
+            if only and FENCE.fullmatch(kept[int(only.group(1))]) and out:
+                last = out.pop()  # an output shown as text: part of the sentence that introduces it
+                block = kept[int(only.group(1))]
+                out.append(_Sentence(last.written + "\n" + block, last.prose, last.shown + "\n" + block,
+                                     (last.main[0], last.main[1] + "\n" + block), last.asides))
+                continue
+            main, asides = _asides(piece)  # code, links and emphasis are still placeholders here
+            out.append(_Sentence(restore(piece, "written").strip(), *both(piece), both(main),
+                                 tuple(both(a) for a in asides)))
+    return out
+
+
+def code_sizes(nb: nbformat.NotebookNode) -> set[tuple[str, str]]:
+    """(number, unit) of every size the notebook's code writes as ``N * MiB``: what a cell asks for."""
+    return {(m.group(1), CODE_UNIT.get(m.group(2), m.group(2))) for cell in nb.cells if cell.cell_type == "code"
+            for m in CODE_SIZE.finditer(cell.source)}
+
+
+def _figure(number: str, unit: str) -> str:
+    unit = unit.strip()
+    return f"{number}{unit}" if unit in ("%", "×", "x", "倍") else f"{number} {unit}"
+
+
+def _asides(text: str) -> tuple[str, list[str]]:
+    """``text`` without its parenthesised asides, and the asides (outermost ones)."""
+    main, asides, depth, start = [], [], 0, 0
+    for k, ch in enumerate(text):
+        if ch in "(（":
+            if depth == 0:
+                start = k
+            depth += 1
+        elif ch in ")）" and depth:
+            depth -= 1
+            if depth == 0:
+                asides.append(text[start:k + 1])
+                continue
+        if depth == 0:
+            main.append(ch)
+    return "".join(main), asides
+
+
+def gpu_sentences(markdown: str, cell_id: str = "", asked: set[tuple[str, str]] = frozenset()) -> list[GpuSentence]:
+    """Every sentence of ``markdown`` that states a GPU figure: the rule above. A GPU named only
+    in a parenthesised aside makes only that aside's figures GPU figures ("2 MiB, in any
+    device's memory (on a GPU the printout names cuda:0)")."""
+    found = []
+    sentences = _sentences(markdown)
+    for k, s in enumerate(sentences):
+        if NAMES_A_GPU.search(s.main[0]) or ELSEWHERE.search(s.prose):
+            where = s.shown
+        else:
+            where = " ".join(shown for prose, shown in s.asides if NAMES_A_GPU.search(prose))
+            if GPU_WORD.search(s.prose):  # a unit only GPUs have, beside a GPU word
+                where += " " + " ".join(m.group(0) for m in GPU_FIGURE.finditer(s.shown)
+                                        if m.group(2).strip() in GPU_ONLY_UNITS)
+        figures = [(m.group(1), m.group(2).strip()) for m in GPU_FIGURE.finditer(where)]
+        figures = [(n, u) for n, u in dict.fromkeys(figures) if (n, u) not in asked]
+        if not figures:
+            continue
+        records = []
+        for m in RECORD_LINK.finditer(s.written):
+            cited = CITED_CELL.search(m.group(1))
+            records.append((m.group(2), m.group(3) or "", cited.group(1) if cited else None))
+        source, reasoned = _source(s), bool(REASONING.search(s.prose))
+        label = sentences[k + 1] if k + 1 < len(sentences) else None
+        if not (reasoned and source) and label is not None and LABEL_START.match(label.prose) and \
+                REASONING.search(label.prose) and _source(label):
+            source, reasoned = _source(label), True
+        found.append(GpuSentence(cell_id, s.written, tuple(_figure(n, u) for n, u in figures), tuple(records),
+                                 reasoned, source))
+    return found
+
+
+# A sentence that only labels the one before it: it opens by pointing back at it.
+LABEL_START = re.compile(r"\s*(?:这是|这些是|这些数字是|这个数字是|以上是|以上数字|(?i:this is|these are|both are)\b)")
+
+
+def _source(s: _Sentence) -> str | None:
+    found = SOURCE_FILE.search(s.written) or SOURCE_DOCS.search(s.written) or DATA_SHEET.search(s.prose)
+    return found.group(0) if found else None
+
+
+def notebook_gpu_sentences(nb: nbformat.NotebookNode) -> list[GpuSentence]:
+    """The GPU-figure sentences of every markdown cell of a notebook (the header and footer aside)."""
+    asked = code_sizes(nb)
+    return [s for cell in nb.cells if cell.cell_type == "markdown" and cell.get("id") not in ("header", "footer")
+            for s in gpu_sentences(cell.source, cell.get("id", ""), asked)]
+
+
+def printed(figure: str, output: str) -> bool:
+    """Whether ``output`` prints ``figure`` ("256.0 MiB", "1.91×") as written, spacing aside."""
+    m = re.fullmatch(rf"({NUMBER})\s?(.+)", figure)
+    number, unit = m.group(1), m.group(2)
+    units = "[×x]" if unit in ("×", "x") else re.escape(unit)
+    return re.search(rf"(?<![\w.]){re.escape(number)}\s*{units}(?![\w/])", output) is not None
+
+
+RECORD_URL = f"{series.GITHUB_URL}/blob/{series.BRANCH}/gpu-runs/"
+
+
+def citation_problems(sentence: GpuSentence, notebook: str, folder: Path = gpu_runs.RUNS) -> list[str]:
+    """What is wrong with how one GPU-figure sentence of ``notebook`` cites its source; [] if nothing.
+    A cited record comes from ``folder`` (gpu-runs/, or a test's own folder)."""
+    if not sentence.records:
+        missing = [what for what, ok in (("say it is reasoning", sentence.reasoned),
+                                         ("name its source (a PyTorch file, PyTorch's documentation or a data "
+                                          "sheet)", sentence.source)) if not ok]
+        return [f"cites no record of gpu-runs/, and does not {' or '.join(missing)}"] if missing else []
+    problems, outputs = [], []
+    for url, name, cell in sentence.records:
+        if not url.startswith(RECORD_URL) or not name:
+            problems.append(f"cites {url}: a record is cited as {RECORD_URL}<record>.json")
+            continue
+        if cell is None:
+            problems.append(f"the link to {name} names no cell: write its text as \"<GPU> run, cell <cell id>\"")
+            continue
+        try:
+            record = gpu_runs.by_name(name, folder)
+        except gpu_runs.RecordError as err:
+            problems.append(str(err))
+            continue
+        if not record.gpu:
+            problems.append(f"record {name} was made on a machine without a GPU: it backs no sentence about one")
+            continue
+        found = [(nb, setting) for nb, setting in record.find_cell(cell) if setting in record.gpu_settings]
+        found = [(nb, s) for nb, s in found if Path(nb).name == Path(notebook).name] or found
+        if len({nb for nb, _ in found}) > 1:
+            problems.append(f"record {name} holds cell {cell} of several notebooks: "
+                            + ", ".join(sorted({nb for nb, _ in found})))
+        elif not found:
+            problems.append(f"record {name} holds no output of cell {cell} with a GPU visible")
+        elif any(record.stale(nb, cell, cell_source(gpu_runs.ROOT / nb, cell) or "") for nb in {nb for nb, _ in found}):
+            problems.append(f"cell {cell} is not the code record {name} ran (changed or gone): its output there "
+                            "is stale (make gpu-report again, or cite reasoning)")
+        outputs += [record.output(nb, cell, setting) for nb, setting in found]
+    if problems:
+        return problems
+    unprinted = [f for f in sentence.figures if not any(printed(f, out) for out in outputs)]
+    if unprinted and not (sentence.reasoned and sentence.source):
+        cells = ", ".join(cell for _, _, cell in sentence.records)
+        problems.append(f"{', '.join(unprinted)}: not in the recorded GPU output of cell {cells}")
+    return problems
+
+
+def cell_source(path: Path, cell_id: str) -> str | None:
+    """The source of the cell with this id in the notebook at ``path`` today (None: no such cell or file)."""
+    if not path.is_file():
+        return None
+    return next((c.source for c in nbformat.read(path, as_version=4).cells if c.get("id") == cell_id), None)
+
+
+def uncited_gpu_figures(nb: nbformat.NotebookNode, notebook: str,
+                        folder: Path = gpu_runs.RUNS) -> list[tuple[GpuSentence, list[str]]]:
+    """Each GPU-figure sentence of a notebook whose citation does not hold, with what is wrong."""
+    return [(s, p) for s in notebook_gpu_sentences(nb) if (p := citation_problems(s, notebook, folder))]

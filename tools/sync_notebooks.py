@@ -34,6 +34,7 @@ from tools import diagrams, i18n, teaching
 from tools.series import (
     BRANCH,
     GITHUB_URL,
+    NOTEBOOKS,
     REPO,
     ROOT,
     UTILS_URL,
@@ -160,10 +161,19 @@ BADGES = (
 )
 
 
+# The Chinese edition's header speaks Chinese where the reader reads it: the alt texts, and the
+# GitHub badge's own label ("GitHub | 在线查看"). Colab's and Kaggle's badges are their own images.
+BADGES_ZH = (BADGES.replace("[![View on GitHub](https://img.shields.io/badge/view%20on-GitHub-181717?logo=github)]",
+                            "[![在 GitHub 上查看](https://img.shields.io/badge/GitHub-%E5%9C%A8%E7%BA%BF%E6%9F%A5%E7%9C%8B"
+                            "-181717?logo=github)]")
+             .replace("[![Open in Colab]", "[![在 Colab 中打开]").replace("[![Open in Kaggle]", "[![在 Kaggle 中打开]"))
+
+
 def badges(path) -> str:
     rel = path.relative_to(ROOT).as_posix()
     github = f"{GITHUB_URL}/blob/{BRANCH}/{rel}"
-    return BADGES.format(github=github, repo=REPO, branch=BRANCH, rel=rel)
+    chinese = path.resolve().is_relative_to(NOTEBOOKS / "zh")
+    return (BADGES_ZH if chinese else BADGES).format(github=github, repo=REPO, branch=BRANCH, rel=rel)
 
 
 def apply(nb: nbformat.NotebookNode, generated: dict[str, str]) -> str:
