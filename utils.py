@@ -828,7 +828,9 @@ def release_cached_memory(device: torch.device | str) -> None:
     ``gc.collect()`` frees tensors that only a reference cycle still held. Then, on CUDA,
     ``torch.cuda.empty_cache()``, which returns whole free segments only: free space inside a
     segment that still holds a live tensor stays reserved (``torch.cuda.memory_stats()`` counts
-    it as ``inactive_split_bytes``). On MPS, ``torch.mps.empty_cache()``. On the CPU only the
+    it in ``"inactive_split_bytes.all.current"``), except that with
+    ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`` its free pages go back too.
+    On MPS, ``torch.mps.empty_cache()``. On the CPU only the
     garbage collection: PyTorch keeps no cache of main memory. Tensors you still reference
     are never freed.
     """
@@ -884,10 +886,11 @@ class limited_memory:  # a class, used like a function: `with limited_memory(dev
       fraction of Metal's recommended maximum working set) so that Metal may hold what it holds
       for this process now (``driver_allocated_memory()``, the count the MPS allocator compares
       with the limit) plus ``extra_bytes``; a request beyond it raises "MPS backend out of
-      memory". Metal takes memory in whole heaps (8 MiB, 32 MiB, and 1 GiB for most tensors
-      over 10 MiB on Apple silicon), so budgets under about 1.1 GiB are coarse: they may not
-      fit a single large tensor. Afterwards the ratio goes back to
-      ``PYTORCH_MPS_HIGH_WATERMARK_RATIO`` if set, else PyTorch's default, 1.7.
+      memory". Metal takes memory in whole heaps (8 MiB, 32 MiB, or 1 GiB for tensors from
+      10 MiB to 512 MiB on Apple silicon; a larger tensor gets a heap of its own), and the limit
+      is checked against the tensor, not the heap it opens, so budgets under about 1.1 GiB are
+      coarse: after one new 1 GiB heap, even small tensors may be refused. Afterwards the
+      ratio goes back to ``PYTORCH_MPS_HIGH_WATERMARK_RATIO`` if set, else PyTorch's default, 1.7.
     - CPU: nothing; the limit is ``None``. Main memory has no such limit in PyTorch. (The
       same on MPS with a PyTorch too old to have ``torch.mps.recommended_max_memory``.)
 

@@ -57,7 +57,7 @@ ZH_ROOT = "README.zh-CN"
 TOCTREES = {
     root_doc: (("Lessons", "notebooks"), ("Solutions", "notebooks/solutions"), ("For teachers", "TEACHING.md"),
                ("Contributing", "CONTRIBUTING.md"), ("中文版", None)),
-    ZH_ROOT: (("课程", "notebooks/zh"), ("习题解答", "notebooks/zh/solutions"), ("教师指南", "TEACHING.zh-CN.md"),
+    ZH_ROOT: (("课程", "notebooks/zh"), ("练习解答", "notebooks/zh/solutions"), ("教师指南", "TEACHING.zh-CN.md"),
               ("参与贡献", "CONTRIBUTING.zh-CN.md"), ("术语表", "i18n/zh/glossary.md")),
 }
 

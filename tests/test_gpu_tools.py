@@ -74,29 +74,24 @@ def test_a_machine_without_gpu_fails_unless_allowed(tmp_path):
 
 @posix
 @cpu_torch
-def test_allowed_without_gpu_it_runs_all_three_settings(tmp_path):
-    (tmp_path / "test_stand_in.py").write_text("def test_ok():\n    pass\n")
-    env = stand_in(tmp_path, [NO_DRIVER], code=9) | {"ALLOW_NO_GPU": "1"}
+def test_allowed_without_gpu_it_runs_all_three_settings_and_fails_with_a_failing_one(tmp_path):
+    """One run of the real suite (each run probes torch three times, seconds on a small machine): allowed
+    by --allow-no-gpu (what make test-gpu ALLOW_NO_GPU=1 passes), every setting runs, and the one whose
+    test fails (no GPU visible) fails the suite."""
+    (tmp_path / "test_stand_in.py").write_text(
+        "import os\n\ndef test_fails_only_with_no_gpu_visible():\n"
+        "    assert os.environ.get('CUDA_VISIBLE_DEVICES') != ''\n")
+    env = stand_in(tmp_path, [NO_DRIVER], code=9)
     summary = tmp_path / "suite.json"
-    run, _ = suite(env, "--notebooks", str(tmp_path / "test_stand_in.py"), "--json", str(summary), "-q",
-                   "-p", "no:nbval", "-p", "no:xdist", "-p", "no:hypothesispytest")
-    assert run.returncode == 0, run.stdout + run.stderr
+    run, _ = suite(env, "--allow-no-gpu", "--notebooks", str(tmp_path / "test_stand_in.py"), "--json", str(summary),
+                   "-q", "-p", "no:nbval", "-p", "no:xdist", "-p", "no:hypothesispytest")
+    assert run.returncode == 1, run.stdout + run.stderr
     rows = json.loads(summary.read_text())["rows"]
     assert [(r["setting"], r["gpus_seen"], r["result"]) for r in rows] == [
-        ("all GPUs", "0", "passed"), ("one GPU", "0", "passed"), ("no GPU", "0", "passed")]
-    assert "No GPU path has been tested here." in run.stdout
-
-
-@posix
-@cpu_torch
-def test_the_allow_flag_and_a_failing_setting(tmp_path):
-    (tmp_path / "test_stand_in.py").write_text("def test_fails():\n    assert False\n")
-    env = stand_in(tmp_path, [NO_DRIVER], code=9)
-    run, _ = suite(env, "--allow-no-gpu", "--settings", "none", "--notebooks", str(tmp_path / "test_stand_in.py"),
-                   "-q", "-p", "no:nbval", "-p", "no:xdist", "-p", "no:hypothesispytest")
-    assert run.returncode == 1
-    row = run.stdout.splitlines()[-2].split()  # setting, visibility, GPUs seen, seconds, result
+        ("all GPUs", "0", "passed"), ("one GPU", "0", "passed"), ("no GPU", "0", "FAILED (exit 1)")]
+    row = [line for line in run.stdout.splitlines() if line.startswith("no GPU ")][-1].split()
     assert row[:4] == ["no", "GPU", "CUDA_VISIBLE_DEVICES=''", "0"] and row[5:] == ["FAILED", "(exit", "1)"]
+    assert "No GPU path has been tested here." in run.stdout
 
 
 def test_refusal_decides_from_nvidia_smi_and_torch():
@@ -112,8 +107,18 @@ def test_refusal_decides_from_nvidia_smi_and_torch():
 
 
 def test_each_setting_expects_its_own_count():
-    assert [gpu_suite.expected_count(v, 2) for _, v in gpu_suite.SETTINGS] == [2, 1, 0]
-    assert [gpu_suite.expected_count(v, 0) for _, v in gpu_suite.SETTINGS] == [0, 0, 0]
+    assert [gpu_suite.expected_count(label, 2) for label, _ in gpu_suite.SETTINGS] == [2, 1, 0]
+    assert [gpu_suite.expected_count(label, 0) for label, _ in gpu_suite.SETTINGS] == [0, 0, 0]
+
+
+def test_gpus_a_scheduler_assigned_are_all_the_suite_uses():
+    """On a cluster node where Slurm gave the job GPUs 3 and 5, "all" is those two and "one" is GPU 3:
+    never another job's GPU 0."""
+    assert gpu_suite.settings_for("3,5") == [("all GPUs", "3,5"), ("one GPU", "3"), ("no GPU", "")]
+    assert gpu_suite.settings_for("GPU-8f1c,GPU-77aa") == [("all GPUs", "GPU-8f1c,GPU-77aa"),
+                                                          ("one GPU", "GPU-8f1c"), ("no GPU", "")]
+    assert gpu_suite.settings_for(None) == gpu_suite.settings_for("") == [
+        ("all GPUs", None), ("one GPU", "0"), ("no GPU", "")]
 
 
 def test_gpu_suite_sets_the_three_visibilities(monkeypatch):
@@ -121,7 +126,7 @@ def test_gpu_suite_sets_the_three_visibilities(monkeypatch):
     assert "CUDA_VISIBLE_DEVICES" not in gpu_suite.environment(None)
     assert gpu_suite.environment("0")["CUDA_VISIBLE_DEVICES"] == "0"
     assert gpu_suite.environment("")["CUDA_VISIBLE_DEVICES"] == ""
-    assert [v for _, v in gpu_suite.SETTINGS] == [None, "0", ""]
+    assert [v for _, v in gpu_suite.settings_for(None)] == [None, "0", ""]
     assert [label for label, _ in gpu_suite.SETTINGS] == list(gpu_runs.SETTINGS)  # the record's names
 
 
@@ -316,10 +321,44 @@ def test_the_options_are_neutral_unless_given():
     assert run.budget is None and run.output_chars is None and run.log_kib is None
     assert min(run.step_timeout, run.suite_timeout, run.compare_timeout) >= 1800
     assert run.steps == list(gpu_report.STEPS)
+    assert run.jobs == 1  # one notebook at a time: a record's timings come from a quiet machine
     assert cli.parse_args(["wheels"]).max_mib is None
     assert gpu_report.fence("x" * 100_000) == "````text\n" + "x" * 100_000 + "\n````\n"
     assert gpu_report.fence("abcdef", 2) == "````text\nab\n[... 4 more characters]\n````\n"
     assert gpu_report.Runner(gpu_report.Report(ROOT / "build", None), None).deadline == float("inf")
+
+
+def test_the_kernels_take_this_checkouts_utils_py_without_make(monkeypatch):
+    """Run directly (no Makefile exports), the notebooks' setup cells still need no network."""
+    monkeypatch.delenv("GPU_LESSONS_URL", raising=False)
+    assert gpu_report.base_environment(site=False)["GPU_LESSONS_URL"] == (ROOT / "utils.py").as_uri()
+    monkeypatch.setenv("GPU_LESSONS_URL", "file:///elsewhere/utils.py")
+    assert gpu_report.base_environment(site=False)["GPU_LESSONS_URL"] == "file:///elsewhere/utils.py"
+
+
+def test_an_old_python_is_refused_before_anything_runs(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
+    assert gpu_report.main(["run", "--steps", "bench"]) == 2
+    assert "needs Python 3.11 or newer" in capsys.readouterr().err
+
+
+def test_wheels_unpack_where_the_gpu_machines_python_has_no_pip(tmp_path, monkeypatch):
+    """A wheel is a zip of what `pip install --target` puts in place: without pip, the install step unpacks it."""
+    import zipfile
+
+    wheels = tmp_path / "whl"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / "tiny-1.0-py3-none-any.whl", "w") as archive:
+        archive.writestr("tiny/__init__.py", "ANSWER = 42\n")
+        archive.writestr("tiny-1.0.dist-info/METADATA", "Name: tiny\nVersion: 1.0\n")
+    real_find_spec = gpu_report.importlib.util.find_spec
+    monkeypatch.setattr(gpu_report.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pip" else real_find_spec(name, *a))
+    site, log = tmp_path / "site", tmp_path / "install.log"
+    result = gpu_report.install_wheels(sorted(wheels.glob("*.whl")), site, dict(os.environ), 60, log)
+    assert result == f"ok: 1 wheels into {site}" and "no pip in" in log.read_text()
+    assert (site / "tiny" / "__init__.py").read_text() == "ANSWER = 42\n"
+    assert (site / "tiny-1.0.dist-info" / "METADATA").is_file()
 
 
 def test_no_fact_of_one_machine_in_the_gpu_tools():
@@ -440,6 +479,9 @@ def test_the_side_by_side_step_writes_a_record(tmp_path):
     assert [none.get(i) for i in ids] == ["no GPU\n", "tensor([1.])\n", *[one[i] for i in ids[2:6]], None]
     assert record.output("tiny.ipynb", ids[0]) == "GPU\n"  # no GPU setting saw one: the first setting
     assert record.data["notebooks"][str(path)]["no GPU"]["status"] == "ok"
+    # every code cell's fingerprint, printed or not: a later change to a cell makes its output stale
+    assert all(not record.stale(str(path), c.id, c.source) for c in nb.cells[1:])
+    assert record.stale(str(path), ids[0], nb.cells[1].source + "\n# changed")
 
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"Record: {tmp_path / 'report' / 'record' / today}-no-gpu.json (1 notebooks; one GPU, no GPU)" in report

@@ -193,7 +193,7 @@ def test_the_chinese_lesson_03_shows_chinese_text_the_error_and_a_screenshot_is_
     text = page.inner_text("article")
     assert "目录" in text and "English" in text and "RuntimeError" in text and "not on the expected device" in text
     sidebar = page.inner_text(".sidebar-tree")  # the Chinese edition's own table of contents
-    assert "习题解答" in sidebar and "Check your setup" not in sidebar, sidebar[:300]
+    assert "练习解答" in sidebar and "Check your setup" not in sidebar, sidebar[:300]
     heading = page.inner_text("article h1")
     assert re.search(r"[\u4e00-\u9fff]", heading), heading
     fonts = platform_fonts(page, "article h1")

@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -55,6 +56,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -556,6 +558,8 @@ def base_environment(site: bool) -> dict[str, str]:
         env["PYTHONPATH"] = os.pathsep.join(p for p in [str(SITE), env.get("PYTHONPATH", "")] if p)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("IPYTHONDIR", str(ROOT / "tests" / "ipython"))  # short tracebacks, as `make` sets
+    # the notebooks' setup cells take this checkout's utils.py, as under `make`: no network needed
+    env.setdefault("GPU_LESSONS_URL", (ROOT / "utils.py").as_uri())
     return env
 
 
@@ -572,6 +576,24 @@ def git_commit() -> str:
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
 
 
+def install_wheels(found: list[Path], site: Path, env: dict[str, str], timeout: float, log: Path) -> str:
+    """Install ``found`` into ``site`` (emptied first) as `pip install --no-deps --target` does; where this
+    python has no pip, unpack them (a wheel is a zip of exactly what --target puts in place)."""
+    shutil.rmtree(site, ignore_errors=True)  # never last run's wheels
+    if importlib.util.find_spec("pip") is None:
+        for wheel in found:
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(site)
+        log.write_text(f"no pip in {sys.executable}: unpacked {len(found)} wheels into {site}\n", encoding="utf-8")
+    else:
+        code, _ = gpu_suite.run_logged([sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
+                                        "--no-index", "--no-deps", "--target", str(site), *map(str, found)],
+                                       env, timeout, log)
+        if code != 0:
+            return f"FAILED (exit {code})"
+    return f"ok: {len(found)} wheels into {site.relative_to(ROOT) if site.is_relative_to(ROOT) else site}"
+
+
 def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
     folder = args.report_dir
     shutil.rmtree(folder, ignore_errors=True)
@@ -584,32 +606,29 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
     def install(step: Step, timeout: float) -> str:
         found = sorted(args.wheels.glob("*.whl"))
-        shutil.rmtree(SITE, ignore_errors=True)  # never last run's wheels
         if not found:
+            shutil.rmtree(SITE, ignore_errors=True)  # never last run's wheels
             return f"skipped: no wheels in {args.wheels} (make gpu-wheels): using what this python has"
-        code, _ = gpu_suite.run_logged([sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
-                                        "--no-index", "--no-deps", "--target", str(SITE), *map(str, found)],
-                                       state["env"], timeout, step.log)
-        if code != 0:
-            return f"FAILED (exit {code})"
-        state["env"] = base_environment(site=True)
-        return f"ok: {len(found)} wheels into {SITE.relative_to(ROOT)}"
+        result = install_wheels(found, SITE, state["env"], timeout, step.log)
+        if result.startswith("ok"):
+            state["env"] = base_environment(site=True)
+        return result
 
     def check(step: Step, timeout: float) -> str:
         nonlocal notebooks
         env = state["env"]
         listed = gpu_suite.listed_gpus()
         probes = state["probes"] = gpu_suite.probe_settings(env, timeout=timeout / 3)
-        seen = state["seen"] = probes[None]
+        seen = state["seen"] = probes[gpu_suite.ALL]
         probe = subprocess.run([sys.executable, "-m", "tools.gpu_report", "preflight"], cwd=ROOT, text=True,
-                               env=gpu_suite.environment(None, env), capture_output=True, timeout=timeout / 3)
+                               env=gpu_suite.environment(gpu_suite.ALL, env), capture_output=True, timeout=timeout / 3)
         step.log.write_text(f"nvidia-smi -L:\n{chr(10).join(listed)}\n\n" + "".join(
             f"torch, {gpu_suite.describe(v)}: {p}\n" for v, p in probes.items()) +
             f"\npreflight:\n{probe.stdout}\n{probe.stderr}", encoding="utf-8")
         found = report.preflight = json.loads(probe.stdout) if probe.returncode == 0 else {}
         several = seen.get("count", 0) > 1
         report.settings = {label: {"CUDA_VISIBLE_DEVICES": visible, "gpus_seen": probes[visible].get("count", 0)}
-                           for label, visible in gpu_suite.SETTINGS if visible is not None or several}
+                           for label, visible in gpu_suite.SETTINGS if label != "all GPUs" or several}
         refused = gpu_suite.refusal(listed, seen, allow_no_gpu=True)
         if refused:
             report.verdict = f"NOT A GPU RUN: {refused}"
@@ -685,6 +704,7 @@ def run(args: argparse.Namespace, pytest_args: list[str]) -> int:
             return "FAILED: no record without the preflight's machine"
         data = gpu_runs.build(datetime.datetime.now(datetime.UTC).date().isoformat(), git_commit(),
                               state["machine"], report.settings, runs)
+        data["runs_at_once"] = args.jobs  # notebooks run side by side: 1 is a quiet machine
         report.record = record_note(gpu_runs.write(data, folder / "record"), data)
         return f"ok: {len(jobs)} runs" if not bad else f"FAILED: {bad} of {len(jobs)} runs incomplete"
 
@@ -746,8 +766,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--compare-timeout", type=float, default=7200, help="seconds for the side-by-side runs")
     p.add_argument("--output-chars", type=int, help="cut each output in the reports to this (default: no cut)")
     p.add_argument("--log-kib", type=int, help="cut each log in --out's gpu-report.log to this (default: no cut)")
-    p.add_argument("--jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)),
-                   help="notebook runs at once in the side-by-side step")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="notebook runs at once in the side-by-side step (default 1: the timings and memory "
+                        "readings a record keeps come from a quiet machine; the record says how many ran at once)")
     p.add_argument("--quick-bench", action="store_true", help="tools/bench.py --quick")
     sub.add_parser("preflight", help="(internal) what this python has, as JSON")
     p = sub.add_parser("execute", help="(internal) run one notebook, its outputs as JSON")
@@ -761,6 +782,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     cli = parser()
     args, rest = cli.parse_known_args(argv)
+    if args.command == "run" and sys.version_info < (3, 11):  # say so before running anything
+        print(f"gpu_report run needs Python 3.11 or newer (pyproject.toml's requires-python); {sys.executable} "
+              f"is {platform.python_version()}: pass make gpu-report PYTHON=<a newer python with torch>",
+              file=sys.stderr)
+        return 2
     if args.command == "run":
         args.report_dir = args.report_dir.resolve()
         args.out = args.out.resolve() if args.out else None

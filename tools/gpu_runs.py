@@ -17,6 +17,8 @@ A record is one JSON file in gpu-runs/, named ``<date>-<machine>.json`` and writ
   code        {"notebooks/07_gpu_memory.ipynb": {cell id: fingerprint of the cell's source}}: every
               code cell as it was run, so that an output whose cell has changed since is known to be
               stale (Record.stale) and neither shown nor cited
+  runs_at_once  how many notebooks ran at the same time (make gpu-report --jobs; 1 by default): a
+              timing made beside other runs is not a quiet machine's
   fixture     (only in tests/fixtures/gpu-runs/) true: written by hand for a test, no machine's run;
               the published site refuses it (site/gpu_outputs.py)
 
@@ -176,6 +178,8 @@ def validate(data: object, where: str = "record") -> dict:
             if not isinstance(cells, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                                       for v in cells.values()):
                 raise fail(f"{nb}, {setting}: cells must map a cell id to a list of output lines")
+    if not isinstance(data.get("runs_at_once", 1), int) or data.get("runs_at_once", 1) < 1:
+        raise fail("runs_at_once, where present, must be a whole number of at least 1")
     code = data.get("code", {})
     if not isinstance(code, dict) or not all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
                                              for v in code.values()):

@@ -30,7 +30,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = [("all GPUs", None), ("one GPU", "0"), ("no GPU", "")]
+
+
+def settings_for(inherited: str | None) -> list[tuple[str, str | None]]:
+    """The three visibilities, (label, CUDA_VISIBLE_DEVICES or None for unset). Where the caller's
+    CUDA_VISIBLE_DEVICES already names GPUs (a scheduler such as Slurm gives each job its own), "all
+    GPUs" keeps that list and "one GPU" is its first entry, so the suite never reaches another job's GPUs."""
+    assigned = [d.strip() for d in (inherited or "").split(",") if d.strip()]
+    if not assigned:  # unset (or hidden: then every setting is the CPU path)
+        return [("all GPUs", None), ("one GPU", "0"), ("no GPU", "")]
+    return [("all GPUs", ",".join(assigned)), ("one GPU", assigned[0]), ("no GPU", "")]
+
+
+SETTINGS = settings_for(os.environ.get("CUDA_VISIBLE_DEVICES"))
+ALL = SETTINGS[0][1]  # the visibility of "all GPUs": what probes are keyed by for it
 SETTING_KEYS = {"all": "all GPUs", "one": "one GPU", "none": "no GPU"}
 NO_GPU_HELP = "pass --allow-no-gpu (make test-gpu ALLOW_NO_GPU=1) to run it anyway"
 
@@ -111,9 +124,9 @@ def refusal(listed: list[str], seen: dict, allow_no_gpu: bool) -> str | None:
     return None
 
 
-def expected_count(visible: str | None, all_seen: int) -> int:
+def expected_count(label: str, all_seen: int) -> int:
     """How many GPUs torch must see in a setting, given how many it sees with all visible."""
-    return all_seen if visible is None else min(1, all_seen) if visible else 0
+    return {"all GPUs": all_seen, "one GPU": min(1, all_seen), "no GPU": 0}[label]
 
 
 def run_setting(label: str, visible: str | None, probes: dict[str | None, dict], notebooks: list[str],
@@ -122,7 +135,7 @@ def run_setting(label: str, visible: str | None, probes: dict[str | None, dict],
     """Strict nbval (``pytest_args``) over ``notebooks`` with CUDA_VISIBLE_DEVICES=``visible``, unless torch
     sees another number of GPUs there than the setting should (``probes``: probe_settings' answers).
     Returns the setting's row: setting, visibility, gpus_seen, seconds, result."""
-    seen, want = probes[visible].get("count", -1), expected_count(visible, probes[None].get("count", 0))
+    seen, want = probes[visible].get("count", -1), expected_count(label, probes[ALL].get("count", 0))
     print(f"\n=== {label}: {describe(visible)}, torch sees {seen} CUDA GPU(s) ===", flush=True)
     if seen != want:
         result, seconds = f"FAILED (torch saw {seen} GPU(s), expected {want})", 0.0
@@ -209,7 +222,7 @@ def main(argv: list[str]) -> int:
     args, pytest_args = parser.parse_known_args(argv)
 
     listed, probes = listed_gpus(), probe_settings()
-    seen_all = probes[None]
+    seen_all = probes[ALL]
     print(f"nvidia-smi -L: {len(listed)} GPU(s)" + "".join(f"\n  {line}" for line in listed), flush=True)
     print(f"torch with all GPUs visible: {seen_all}", flush=True)
     reason = refusal(listed, seen_all, args.allow_no_gpu)

@@ -441,11 +441,11 @@ ENGLISH = Edition(
 CHINESE = Edition(
     place=i18n.zh_path, up="../../", readme="README.zh-CN.md", contents="目录", other="../", other_label="English",
     runs_on="**运行环境：** {runs_on}。**用时：** 阅读和运行约 {minutes} 分钟，另加练习时间。",
-    worked="**习题解答：** [solutions/{name}](solutions/{name})。",
-    back="[< 返回课程：{number} {title}](../{name})",
-    solutions_title="# 习题解答 · {number} {title}",
+    worked="本课练习的解答见 [solutions/{name}](solutions/{name})。",
+    back="[< 返回课程 {number} {title}](../{name})",
+    solutions_title="# 练习解答 · {number} {title}",
     solutions_purpose="*本课练习的完整解答。请先自己动手做一遍。*",
-    setup_note="*第一个代码单元格让本系列的辅助函数可以导入：运行它即可，不必细读。*",
+    setup_note="*第一个代码单元格用来导入本系列的辅助函数，运行即可，不必细读。*",
     setup=ZH_SETUP, table_head="| # | 课程 | 内容 | 阅读和运行（分钟） | 运行环境 | 解答 |",
     solutions_label="解答",
 )

@@ -131,7 +131,8 @@ ENGLISH = Words(
     exercises_head="| Lesson | Exercise | Needs | Minutes |\n|---|---|---|---|",
     none="none",
     count=lambda n, minutes, gpu: f"{n}, about {minutes} minutes" + (
-        (" (1 shows its result only on a GPU)" if gpu == 1 else f" ({gpu} show their result only on a GPU)")
+        (" (one of them shows its result only on a GPU)" if gpu == 1
+         else f" ({gpu} of them show their result only on a GPU)")
         if gpu else ""),
     not_stated="*not stated*",
     not_yet="Lessons whose exercises have no answer cells and checks yet (their exercises are listed in the"
