@@ -22,6 +22,8 @@ Which outputs are shown:
   record with ``gpu: true``; a record made without a GPU and the "no GPU" runs are never shown;
 - only cells the record holds: a cell it does not hold shows nothing extra (a record leaves out
   the cells that printed nothing, and a missing cell may as well be one it did not run);
+- only cells whose code is the code the record ran (its fingerprint, Record.stale): a cell
+  changed since shows nothing of that record;
 - a Chinese page (notebooks/zh/) shows the record of its English notebook for a cell whose code
   equals the English cell's once comments are removed (tools.i18n.code_without_comments, the
   check of the Chinese edition) and whose stored outputs are the English cell's: printed output
