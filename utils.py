@@ -1776,6 +1776,34 @@ def _letter(answer: object, what: str, key: str, letters: str | tuple[str, ...] 
     return letter
 
 
+def _table_answers(answers: object, table: dict, what: str, missing_key: str, joiner: str = ", ") -> list:
+    """A question answered by a dict of bools, one per key of ``table`` (its right answers): _Wrong
+    (missing_key, names=...) naming the keys left out, or a value that is no bool; else the keys whose
+    answer is wrong, in ``table``'s order."""
+    _expect(answers, dict, what)
+    missing = [name for name in table if name not in answers]
+    if missing:
+        raise _Wrong(missing_key, names=joiner.join(missing))
+    for name in table:
+        _expect(answers[name], bool, f'{what}["{name}"]')
+    return [name for name, right in table.items() if answers[name] != right]
+
+
+def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: str,
+                        choice_key: str) -> tuple[str, str] | None:
+    """A question answered by a dict of letters, one per key of ``table`` (its right letters): _Wrong
+    (missing_key, name=...) for the first key left out, _letter's for an answer that is no letter;
+    else the first (key, letter) that is wrong, or None."""
+    _expect(answers, dict, what)
+    for name, right in table.items():
+        if name not in answers:
+            raise _Wrong(missing_key, name=name)
+        letter = _letter(answers[name], f'{what}["{name}"]', choice_key)
+        if letter != right:
+            return name, letter
+    return None
+
+
 def _expect_callable(value: object, what: str) -> None:
     if not callable(value):
         got = type(value).__name__
@@ -4015,13 +4043,11 @@ def _loop_same(a, b):
 def _loop_resume_exactly(make_checkpoint, restore, needed_for):
     _expect_callable(make_checkpoint, "make_checkpoint")
     _expect_callable(restore, "restore")
-    _expect(needed_for, dict, "needed_for")
-    for name, right in _LOOP_NEEDED_FOR.items():
-        if name not in needed_for:
-            raise _Wrong("loop.resume-exactly/missing", name=name)
-        letter = _letter(needed_for[name], f'needed_for["{name}"]', "loop.resume-exactly/choice")
-        if letter != right:
-            raise _Wrong(f"loop.resume-exactly/{'generator' if name.startswith('generator') else 'rng'}-{letter}")
+    wrong = _first_wrong_letter(needed_for, _LOOP_NEEDED_FOR, "needed_for", "loop.resume-exactly/missing",
+                                "loop.resume-exactly/choice")
+    if wrong:
+        name, letter = wrong
+        raise _Wrong(f"loop.resume-exactly/{'generator' if name.startswith('generator') else 'rng'}-{letter}")
     with _LoopKeepRandomState():
         straight, optimizer, _, loader = _loop_run(0)
         for _epoch in range(4):
@@ -4180,13 +4206,7 @@ _MEMORY_ALIAS = {
 
 @_register("memory.alias", hint="memory.alias/hint")
 def _memory_alias(still_held):
-    _expect(still_held, dict, "still_held")
-    missing = [name for name in _MEMORY_ALIAS if name not in still_held]
-    if missing:
-        raise _Wrong("memory.alias/missing", names="; ".join(missing))
-    for name in _MEMORY_ALIAS:
-        _expect(still_held[name], bool, f'still_held["{name}"]')
-    wrong = [name for name, want in _MEMORY_ALIAS.items() if still_held[name] != want]
+    wrong = _table_answers(still_held, _MEMORY_ALIAS, "still_held", "memory.alias/missing", "; ")
     if wrong:
         raise _Wrong("memory.alias/wrong", count=len(wrong), total=len(_MEMORY_ALIAS), names="; ".join(wrong))
     return _memory_alias_on_this_machine()
@@ -4230,13 +4250,7 @@ _MODELS_ON_CPU = {"net": False, "X": True}  # after `net.to(other)` and `X.to(ot
 
 @_register("models.to-in-place", hint="models.to-in-place/hint")
 def _models_to_in_place(on_cpu, X_on_other):
-    _expect(on_cpu, dict, "on_cpu")
-    missing = [name for name in _MODELS_ON_CPU if name not in on_cpu]
-    if missing:
-        raise _Wrong("models.to-in-place/missing", names=", ".join(missing))
-    for name in _MODELS_ON_CPU:
-        _expect(on_cpu[name], bool, f'on_cpu["{name}"]')
-    wrong = [name for name, value in _MODELS_ON_CPU.items() if on_cpu[name] != value]
+    wrong = _table_answers(on_cpu, _MODELS_ON_CPU, "on_cpu", "models.to-in-place/missing")
     if wrong:
         raise _Wrong("models.to-in-place/wrong", names=" and ".join(wrong))
     _expect(X_on_other, torch.Tensor, "X_on_other")
@@ -4741,14 +4755,12 @@ _PRECISION_WHY_NOT = {("Ampere GPU, bfloat16", "b"): "ampere-b", ("T4, bfloat16"
 @_register("precision.bf16-vs-fp16", hint="precision.bf16-vs-fp16/hint")
 def _precision_bf16_vs_fp16(make_step, which):
     _expect_callable(make_step, "make_step")
-    _expect(which, dict, "which")
-    for name, right in _PRECISION_WHICH.items():
-        if name not in which:
-            raise _Wrong("precision.bf16-vs-fp16/missing", name=name)
-        letter = _letter(which[name], f'which["{name}"]', "precision.bf16-vs-fp16/choice")
-        if letter != right:
-            raise _Wrong(f"precision.bf16-vs-fp16/{_PRECISION_WHY_NOT.get((name, letter), 'half-the-bytes')}",
-                         name=f'which["{name}"]')
+    wrong = _first_wrong_letter(which, _PRECISION_WHICH, "which", "precision.bf16-vs-fp16/missing",
+                                "precision.bf16-vs-fp16/choice")
+    if wrong:
+        name, letter = wrong
+        raise _Wrong(f"precision.bf16-vs-fp16/{_PRECISION_WHY_NOT.get((name, letter), 'half-the-bytes')}",
+                     name=f'which["{name}"]')
     on_a_mac = try_gpu().type == "mps"
     rows, timings, device = [], {}, try_gpu()
     for dtype, label in _PRECISION_LABELS.items():

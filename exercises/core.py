@@ -157,6 +157,34 @@ def _letter(answer: object, what: str, key: str, letters: str | tuple[str, ...] 
     return letter
 
 
+def _table_answers(answers: object, table: dict, what: str, missing_key: str, joiner: str = ", ") -> list:
+    """A question answered by a dict of bools, one per key of ``table`` (its right answers): _Wrong
+    (missing_key, names=...) naming the keys left out, or a value that is no bool; else the keys whose
+    answer is wrong, in ``table``'s order."""
+    _expect(answers, dict, what)
+    missing = [name for name in table if name not in answers]
+    if missing:
+        raise _Wrong(missing_key, names=joiner.join(missing))
+    for name in table:
+        _expect(answers[name], bool, f'{what}["{name}"]')
+    return [name for name, right in table.items() if answers[name] != right]
+
+
+def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: str,
+                        choice_key: str) -> tuple[str, str] | None:
+    """A question answered by a dict of letters, one per key of ``table`` (its right letters): _Wrong
+    (missing_key, name=...) for the first key left out, _letter's for an answer that is no letter;
+    else the first (key, letter) that is wrong, or None."""
+    _expect(answers, dict, what)
+    for name, right in table.items():
+        if name not in answers:
+            raise _Wrong(missing_key, name=name)
+        letter = _letter(answers[name], f'{what}["{name}"]', choice_key)
+        if letter != right:
+            return name, letter
+    return None
+
+
 def _expect_callable(value: object, what: str) -> None:
     if not callable(value):
         got = type(value).__name__

@@ -17,6 +17,7 @@ import torch
 from utils import (
     _expect,
     _expect_callable,
+    _first_wrong_letter,
     _letter,
     _register,
     _say,
@@ -127,13 +128,11 @@ def _loop_same(a, b):
 def _loop_resume_exactly(make_checkpoint, restore, needed_for):
     _expect_callable(make_checkpoint, "make_checkpoint")
     _expect_callable(restore, "restore")
-    _expect(needed_for, dict, "needed_for")
-    for name, right in _LOOP_NEEDED_FOR.items():
-        if name not in needed_for:
-            raise _Wrong("loop.resume-exactly/missing", name=name)
-        letter = _letter(needed_for[name], f'needed_for["{name}"]', "loop.resume-exactly/choice")
-        if letter != right:
-            raise _Wrong(f"loop.resume-exactly/{'generator' if name.startswith('generator') else 'rng'}-{letter}")
+    wrong = _first_wrong_letter(needed_for, _LOOP_NEEDED_FOR, "needed_for", "loop.resume-exactly/missing",
+                                "loop.resume-exactly/choice")
+    if wrong:
+        name, letter = wrong
+        raise _Wrong(f"loop.resume-exactly/{'generator' if name.startswith('generator') else 'rng'}-{letter}")
     with _LoopKeepRandomState():
         straight, optimizer, _, loader = _loop_run(0)
         for _epoch in range(4):

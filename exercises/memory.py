@@ -9,7 +9,17 @@ import weakref
 import torch
 from torch import nn
 
-from utils import _expect, _expect_callable, _register, _say, _Wrong, memory_stats, release_cached_memory, try_gpu
+from utils import (
+    _expect,
+    _expect_callable,
+    _register,
+    _say,
+    _table_answers,
+    _Wrong,
+    memory_stats,
+    release_cached_memory,
+    try_gpu,
+)
 
 _MEMORY_MIB = 2**20
 
@@ -98,13 +108,7 @@ _MEMORY_ALIAS = {
 
 @_register("memory.alias", hint="memory.alias/hint")
 def _memory_alias(still_held):
-    _expect(still_held, dict, "still_held")
-    missing = [name for name in _MEMORY_ALIAS if name not in still_held]
-    if missing:
-        raise _Wrong("memory.alias/missing", names="; ".join(missing))
-    for name in _MEMORY_ALIAS:
-        _expect(still_held[name], bool, f'still_held["{name}"]')
-    wrong = [name for name, want in _MEMORY_ALIAS.items() if still_held[name] != want]
+    wrong = _table_answers(still_held, _MEMORY_ALIAS, "still_held", "memory.alias/missing", "; ")
     if wrong:
         raise _Wrong("memory.alias/wrong", count=len(wrong), total=len(_MEMORY_ALIAS), names="; ".join(wrong))
     return _memory_alias_on_this_machine()

@@ -9,6 +9,7 @@ from utils import (
     _on_a_gpu,
     _register,
     _say,
+    _table_answers,
     _Wrong,
     model_device,
     try_gpu,
@@ -27,13 +28,7 @@ _MODELS_ON_CPU = {"net": False, "X": True}  # after `net.to(other)` and `X.to(ot
 
 @_register("models.to-in-place", hint="models.to-in-place/hint")
 def _models_to_in_place(on_cpu, X_on_other):
-    _expect(on_cpu, dict, "on_cpu")
-    missing = [name for name in _MODELS_ON_CPU if name not in on_cpu]
-    if missing:
-        raise _Wrong("models.to-in-place/missing", names=", ".join(missing))
-    for name in _MODELS_ON_CPU:
-        _expect(on_cpu[name], bool, f'on_cpu["{name}"]')
-    wrong = [name for name, value in _MODELS_ON_CPU.items() if on_cpu[name] != value]
+    wrong = _table_answers(on_cpu, _MODELS_ON_CPU, "on_cpu", "models.to-in-place/missing")
     if wrong:
         raise _Wrong("models.to-in-place/wrong", names=" and ".join(wrong))
     _expect(X_on_other, torch.Tensor, "X_on_other")

@@ -13,6 +13,7 @@ from torch import nn
 from utils import (
     _expect,
     _expect_callable,
+    _first_wrong_letter,
     _letter,
     _register,
     _say,
@@ -69,14 +70,12 @@ _PRECISION_WHY_NOT = {("Ampere GPU, bfloat16", "b"): "ampere-b", ("T4, bfloat16"
 @_register("precision.bf16-vs-fp16", hint="precision.bf16-vs-fp16/hint")
 def _precision_bf16_vs_fp16(make_step, which):
     _expect_callable(make_step, "make_step")
-    _expect(which, dict, "which")
-    for name, right in _PRECISION_WHICH.items():
-        if name not in which:
-            raise _Wrong("precision.bf16-vs-fp16/missing", name=name)
-        letter = _letter(which[name], f'which["{name}"]', "precision.bf16-vs-fp16/choice")
-        if letter != right:
-            raise _Wrong(f"precision.bf16-vs-fp16/{_PRECISION_WHY_NOT.get((name, letter), 'half-the-bytes')}",
-                         name=f'which["{name}"]')
+    wrong = _first_wrong_letter(which, _PRECISION_WHICH, "which", "precision.bf16-vs-fp16/missing",
+                                "precision.bf16-vs-fp16/choice")
+    if wrong:
+        name, letter = wrong
+        raise _Wrong(f"precision.bf16-vs-fp16/{_PRECISION_WHY_NOT.get((name, letter), 'half-the-bytes')}",
+                     name=f'which["{name}"]')
     on_a_mac = try_gpu().type == "mps"
     rows, timings, device = [], {}, try_gpu()
     for dtype, label in _PRECISION_LABELS.items():

@@ -343,10 +343,8 @@ def execute(path: Path, deadline: float, cell_timeout: float) -> dict:
     except Exception as err:  # a cell past its time, a dead kernel: keep what ran
         status = f"{type(err).__name__}: {ANSI.sub('', str(err)).strip().splitlines()[-1][:200] if str(err) else ''}"
     # numbered as nbval names them (its "Cell N" counts code cells only)
-    from tools.gpu_runs import fingerprint
-
     cells = [{"index": i, "id": c.get("id") or f"Cell {i}", "first_line": (c.source.strip().splitlines() or [""])[0],
-              "code": fingerprint(c.source),
+              "code": gpu_runs.fingerprint(c.source),
               "nbval": nbval_mode(c), "output": render(c.get("outputs", [])),
               "error": any(o.get("output_type") == "error" for o in c.get("outputs", []))}
              for i, c in enumerate(c for c in nb.cells if c.cell_type == "code")]

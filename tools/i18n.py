@@ -653,8 +653,7 @@ def relink(text: str, english_file: Path, zh_file: Path, anchors: dict | None = 
             rel_to_notebooks = None
         if resolved in twins:
             resolved = twins[resolved]
-        elif rel_to_notebooks is not None and rel_to_notebooks.parts[:1] != ("zh",) and (
-                resolved.suffix == ".ipynb" or resolved.is_dir()):  # a lesson, or a folder of lessons
+        elif rel_to_notebooks is not None and resolved.suffix == ".ipynb" and rel_to_notebooks.parts[0] != "zh":
             resolved = ZH / rel_to_notebooks
         anchor = anchors.get(resolved, {}).get(anchor, anchor)
         return posixpath.relpath(resolved.as_posix(), zh_file.parent.as_posix()) + hash_ + anchor

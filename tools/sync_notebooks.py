@@ -34,7 +34,6 @@ from tools import diagrams, i18n, teaching
 from tools.series import (
     BRANCH,
     GITHUB_URL,
-    NOTEBOOKS,
     REPO,
     ROOT,
     UTILS_URL,
@@ -172,7 +171,7 @@ BADGES_ZH = (BADGES.replace("[![View on GitHub](https://img.shields.io/badge/vie
 def badges(path) -> str:
     rel = path.relative_to(ROOT).as_posix()
     github = f"{GITHUB_URL}/blob/{BRANCH}/{rel}"
-    chinese = path.resolve().is_relative_to(NOTEBOOKS / "zh")
+    chinese = path.resolve().is_relative_to(i18n.ZH)
     return (BADGES_ZH if chinese else BADGES).format(github=github, repo=REPO, branch=BRANCH, rel=rel)
 
 
