@@ -45,6 +45,7 @@ NBVAL := -n $(WORKERS)
 # Every notebook, in reverse reading order: each runs in a fresh kernel (nbval starts one per
 # notebook), and running the last lesson first proves that none leans on another's leftovers.
 NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipynb)
+ZH_NOTEBOOKS_REVERSED := $(shell ls -r notebooks/zh/solutions/*.ipynb notebooks/zh/*.ipynb)
 # Notebooks run from this checkout (make run, make outputs, make lab) take its own utils.py:
 # their setup cell fetches it from here instead of the commit it is pinned to (tools/series.py),
 # as a notebook opened alone would.
@@ -53,7 +54,7 @@ export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-repeat test-gpu lint lab outputs sync pin lock bench bench-suite clean handout
+.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-suite clean handout
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -77,6 +78,9 @@ test-alone: $(STAMP) ## Run each lesson alone from an empty folder (utils.py fet
 
 test-notebooks: $(STAMP) ## Only strict nbval over every notebook
 	$(PY) -m pytest $(NOTEBOOKS_REVERSED) $(NBVAL)
+
+test-zh: $(STAMP) ## Strict nbval over the Chinese edition's notebooks, on their own outputs (their helpers speak Chinese)
+	$(PY) -m pytest $(ZH_NOTEBOOKS_REVERSED) $(NBVAL)
 
 test-repeat: $(STAMP) ## Strict nbval three times in a row: fails on any flaky cell
 	@for i in 1 2 3; do echo "--- run $$i of 3"; $(PY) -m pytest -q $(NOTEBOOKS_REVERSED) $(NBVAL) || exit 1; done
@@ -159,7 +163,7 @@ lab: $(LAB_STAMP) ## Open the lessons in JupyterLab
 outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebook, or only NB="a.ipynb b.ipynb"
 	$(PY) -m tools.sync_notebooks
 	$(PY) -m tools.execute outputs $(NB)
-	$(PY) -m tools.sync_notebooks  # the zh notebooks copy the new outputs
+	$(PY) -m tools.sync_notebooks  # the lessons' minutes, from the run times just measured
 
 $(SITE_STAMP): $(STAMP)
 	$(call PIP_INSTALL,$(PY)) --group site

@@ -67,9 +67,11 @@ __all__ = [
     "hosted_notebook",
     "is_out_of_memory",
     "kept_for_backward",
+    "language",
     "largest_batch_that_fits",
     "launch",
     "limited_memory",
+    "localized",
     "log_every_step",
     "log_on_device",
     "matmul_gflops",
@@ -172,18 +174,18 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
         if text is None:
             return None
         if not isinstance(text, str):
-            raise TypeError(f"a CUDA version is a string such as '12.6' or None, got {type(text).__name__}")
+            raise TypeError(localized(f"a CUDA version is a string such as '12.6' or None, got {type(text).__name__}"))
         if not re.fullmatch(r"\d+\.\d+", text):
-            raise ValueError(f"not a CUDA version: {text!r} (expected something like '12.6')")
+            raise ValueError(localized(f"not a CUDA version: {text!r} (expected something like '12.6')"))
         major, minor = text.split(".")
         return int(major), int(minor)
 
     release_text = torch.__version__ if torch_version is None else torch_version
     if not isinstance(release_text, str):
-        raise TypeError(f"a PyTorch version is a string such as '2.13.0', got {type(release_text).__name__}")
+        raise TypeError(localized(f"a PyTorch version is a string such as '2.13.0', got {type(release_text).__name__}"))
     found = re.match(r"(\d+)\.(\d+)(\.\d+)?", release_text)
     if found is None:
-        raise ValueError(f"not a PyTorch version: {release_text!r} (expected something like '2.13.0')")
+        raise ValueError(localized(f"not a PyTorch version: {release_text!r} (expected something like '2.13.0')"))
     release, pinned = (int(found[1]), int(found[2])), found[0]
     driver, built = version(driver_cuda), version(torch_cuda)
 
@@ -204,56 +206,59 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
         if not with_blackwell or with_blackwell[0][0] == release:
             return ""
         (major, minor), build = with_blackwell[0]
-        return (f" (a Blackwell GPU such as an RTX 50xx has no PyTorch {pin} build this driver runs: update to"
-                f" driver 580+, or use PyTorch {major}.{minor}'s CUDA {build} build)")
+        return localized(f" (a Blackwell GPU such as an RTX 50xx has no PyTorch {pin} build this driver runs:"
+                         f" update to driver 580+, or use PyTorch {major}.{minor}'s CUDA {build} build)")
 
     def install() -> tuple[str, str]:
         """What to install instead, and the command: a CUDA build that the driver serves, pinned."""
-        builds = PYTORCH_CUDA_BUILDS.get(release)
-        choice = build_for(builds) if builds else None
         if choice is not None:
-            what = f"install the CUDA {choice} build of PyTorch {pinned}"
+            what = localized(f"install the CUDA {choice} build of PyTorch {pinned}")
             newer = [b for b in builds if version(b) >= (12, 8) and version(b)[0] <= driver[0]]
             if newer and choice not in newer and driver >= (12, 8):  # a Blackwell GPU needs driver 570+ (CUDA 12.8)
-                what += f" (or cu{newer[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)"
+                what += localized(f" (or cu{newer[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)")
             what += blackwell_note(pinned)
             return what, command(f"torch=={pinned}", choice)
         known = sorted((r for r in PYTORCH_CUDA_BUILDS if r < release and build_for(PYTORCH_CUDA_BUILDS[r])),
                        reverse=True)
-        why = (f"PyTorch {pinned} has CUDA builds only for CUDA {', '.join(builds[:-1])} and {builds[-1]}" if builds
-               else f"this helper does not know which CUDA builds PyTorch {pinned} publishes")
+        why = (localized(f"PyTorch {pinned} has CUDA builds only for CUDA {', '.join(builds[:-1])} and {builds[-1]}")
+               if builds else localized(f"this helper does not know which CUDA builds PyTorch {pinned} publishes"))
         if not known:
-            return f"update the NVIDIA driver, since {why}", ""
+            return localized(f"update the NVIDIA driver, since {why}"), ""
         older = f"{known[0][0]}.{known[0][1]}"
         fallback = build_for(PYTORCH_CUDA_BUILDS[known[0]])
-        return (f"update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older}, the newest"
-                f" release with a build this driver runs ({why}){blackwell_note(older)}",
+        return (localized(f"update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older},"
+                          f" the newest release with a build this driver runs ({why}){blackwell_note(older)}"),
                 command(f'"torch=={older}.*"', fallback))
 
     for name, flag in (("cuda_available", cuda_available), ("mps_available", mps_available)):
         if not isinstance(flag, bool):
-            raise TypeError(f"{name} is True or False, got {flag!r}")
+            raise TypeError(localized(f"{name} is True or False, got {flag!r}"))
     if cuda_available or mps_available:
         return None
+    builds = PYTORCH_CUDA_BUILDS.get(release)
+    choice = build_for(builds) if builds and driver else None  # this release's build that the driver runs
     if service is not None and driver is None:
-        how = {"Colab": "Runtime > Change runtime type > T4 GPU",
-               "Kaggle": "Settings > Accelerator > GPU T4 x2"}.get(service, "its settings")
-        return f"This {service} session has no GPU: switch one on ({how}) and run the lesson again."
+        how = {"Colab": localized("Runtime > Change runtime type > T4 GPU"),
+               "Kaggle": localized("Settings > Accelerator > GPU T4 x2")}.get(service, localized("its settings"))
+        return localized(f"This {service} session has no GPU: switch one on ({how}) and run the lesson again.")
     if driver is None:
         return None
     if built is None:
         fix, cmd = install()
-        return (f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch has"
-                f" no CUDA support: {fix} (lesson 15 explains the choice)."
+        return (localized(f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this"
+                          f" PyTorch has no CUDA support: {fix} (lesson 15 explains the choice).")
                 + (f"\n    {cmd}" if cmd else ""))
     if built[0] > driver[0]:
         fix, cmd = install()
-        fix = fix if fix.startswith("update") else f"update the NVIDIA driver, or {fix}"
-        return (f"This PyTorch is a CUDA {torch_cuda} build, which needs a driver that serves CUDA {built[0]}.0"
-                f" or newer, but this one serves CUDA {driver_cuda}: {fix}." + (f"\n    {cmd}" if cmd else ""))
-    return ("This PyTorch has a CUDA build that the driver can run, yet it sees no GPU. If CUDA_VISIBLE_DEVICES"
-            " is set, it must name a GPU (set it before the first CUDA call, then restart the kernel); if that"
-            " is not it, torch.cuda.init() raises an error that names the cause.")
+        if choice is not None:  # install() named this release's build: the driver update is the other way
+            fix = localized(f"update the NVIDIA driver, or {fix}")
+        return (localized(f"This PyTorch is a CUDA {torch_cuda} build, which needs a driver that serves CUDA"
+                          f" {built[0]}.0 or newer, but this one serves CUDA {driver_cuda}: {fix}.")
+                + (f"\n    {cmd}" if cmd else ""))
+    return localized("This PyTorch has a CUDA build that the driver can run, yet it sees no GPU. If"
+                     " CUDA_VISIBLE_DEVICES is set, it must name a GPU (set it before the first CUDA call, then"
+                     " restart the kernel); if that is not it, torch.cuda.init() raises an error that names the"
+                     " cause.")
 
 
 # From cell setup-check-25
@@ -297,11 +302,11 @@ def hardware_summary() -> str:
     """
     hip = getattr(torch.version, "hip", None)
     if torch.version.cuda:
-        build = f"CUDA build: {torch.version.cuda}"
+        build = localized(f"CUDA build: {torch.version.cuda}")
     elif hip:
-        build = f"ROCm build: HIP {hip}"
+        build = localized(f"ROCm build: HIP {hip}")
     else:
-        build = "CUDA build: no"
+        build = localized("CUDA build: no")
     lines = [f"PyTorch {torch.__version__} ({build})"]
     n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
     gpus = [f"cuda:{i}" for i in range(n_cuda)]
@@ -311,26 +316,26 @@ def hardware_summary() -> str:
             continue  # a ROCm build names AMD's architectures (gfx...) instead
         capability = torch.cuda.get_device_capability(name)
         if not _has_kernels_for(capability, torch.cuda.get_arch_list()):
-            lines.append(f"  This CUDA {torch.version.cuda} build has no code for this GPU (compute capability"
-                         f" {capability[0]}.{capability[1]}): computing on it fails with 'no kernel image is"
-                         " available for execution on the device'. Lesson 15 says which build it"
-                         " needs.")
+            lines.append(localized(f"  This CUDA {torch.version.cuda} build has no code for this GPU (compute"
+                                   f" capability {capability[0]}.{capability[1]}): computing on it fails with"
+                                   " 'no kernel image is available for execution on the device'. Lesson 15 says"
+                                   " which build it needs."))
     if not gpus and torch.backends.mps.is_available():
         gpus = ["mps:0"]
         lines.append("GPU mps:0: Apple GPU (MPS)")
     if gpus:
-        lines.append(f"The lessons will use {gpus[0]}.")
+        lines.append(localized(f"The lessons will use {gpus[0]}."))
         return "\n".join(lines)
-    lines.append("No GPU found: the lessons run on the CPU and say what a GPU would change.")
+    lines.append(localized("No GPU found: the lessons run on the CPU and say what a GPU would change."))
     driver = driver_cuda_version()
     advice = setup_advice(driver_cuda=driver, torch_cuda=torch.version.cuda,
                           cuda_available=False, service=hosted_notebook())
     if advice is not None:
         lines.append(advice)
     elif driver is None and not hip and (shutil.which("amd-smi") or shutil.which("rocm-smi")):
-        lines.append("AMD's GPU tools (amd-smi, rocm-smi) are on this machine, but this PyTorch has no ROCm"
-                     " support: to use an AMD GPU, install PyTorch's ROCm build (the command for your"
-                     " release is at https://pytorch.org/get-started/locally/).")
+        lines.append(localized("AMD's GPU tools (amd-smi, rocm-smi) are on this machine, but this PyTorch has no"
+                               " ROCm support: to use an AMD GPU, install PyTorch's ROCm build (the command for"
+                               " your release is at https://pytorch.org/get-started/locally/)."))
     return "\n".join(lines)
 
 
@@ -350,9 +355,9 @@ def try_gpu(i: int = 0) -> torch.device:
     Raises ``TypeError`` if ``i`` is not an ``int`` and ``ValueError`` if it is negative.
     """
     if isinstance(i, bool) or not isinstance(i, int):
-        raise TypeError(f"GPU index must be an int, got {type(i).__name__}: {i!r}")
+        raise TypeError(localized(f"GPU index must be an int, got {type(i).__name__}: {i!r}"))
     if i < 0:
-        raise ValueError(f"GPU index must be 0 or more, got {i}")
+        raise ValueError(localized(f"GPU index must be 0 or more, got {i}"))
     n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if i < n_cuda:
         return torch.device(f"cuda:{i}")
@@ -411,13 +416,13 @@ def model_device(net: nn.Module) -> torch.device:
     they are spread over more than one device (then there is no single answer).
     """
     if not isinstance(net, nn.Module):
-        raise TypeError(f"expected an nn.Module, got {type(net).__name__}")
+        raise TypeError(localized(f"expected an nn.Module, got {type(net).__name__}"))
     devices = {t.device for t in [*net.parameters(), *net.buffers()]}
     if not devices:
-        raise ValueError(f"{type(net).__name__} has no parameters or buffers, so it has no device")
+        raise ValueError(localized(f"{type(net).__name__} has no parameters or buffers, so it has no device"))
     if len(devices) > 1:
         names = ", ".join(sorted(str(d) for d in devices))
-        raise ValueError(f"{type(net).__name__} is spread over several devices: {names}")
+        raise ValueError(localized(f"{type(net).__name__} is spread over several devices: {names}"))
     return devices.pop()
 
 
@@ -448,7 +453,7 @@ def format_seconds(seconds: float, unit: str | None = None) -> str:
     if unit is None:
         unit = next((u for u, f in scale.items() if abs(seconds) >= f), "ns")
     if unit not in scale:
-        raise ValueError(f"unit must be one of {', '.join(scale)}, got {unit!r}")
+        raise ValueError(localized(f"unit must be one of {', '.join(scale)}, got {unit!r}"))
     value = seconds / scale[unit]
     return f"{value:.{max(0, 2 - math.floor(math.log10(abs(value))))}f} {unit}" if value else f"0 {unit}"
 
@@ -458,11 +463,11 @@ def _time_calls(fn: Callable[[], object], device: torch.device, min_run_time: fl
                 at_least_four_blocks: bool) -> tuple[float, float]:
     """Check the arguments, warm up, time ``fn`` + ``synchronize(device)``: (median, IQR) in seconds."""
     if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        raise TypeError(localized(f"fn must be callable, got {type(fn).__name__}"))
     if isinstance(min_run_time, bool) or not isinstance(min_run_time, (int, float)):
-        raise TypeError(f"min_run_time must be a number of seconds, got {type(min_run_time).__name__}")
+        raise TypeError(localized(f"min_run_time must be a number of seconds, got {type(min_run_time).__name__}"))
     if not min_run_time > 0:
-        raise ValueError(f"min_run_time must be positive, got {min_run_time}")
+        raise ValueError(localized(f"min_run_time must be positive, got {min_run_time}"))
     device = torch.device(device)
 
     def call() -> None:
@@ -524,15 +529,15 @@ class Timing(NamedTuple):
 
     def __str__(self) -> str:
         unit = format_seconds(self.median).split()[-1]
-        mark = ", noisy" if self.noisy else ""
+        mark = localized(", noisy") if self.noisy else ""
         return f"{format_seconds(self.median)} (IQR {format_seconds(self.iqr, unit)}{mark})"
 
     def against(self, other: tuple[float, float]) -> str:
         """This time next to ``other``'s (a Timing: median, IQR): a ratio, or that the medians differ
         by no more than the two IQRs together, which is noise."""
         if abs(self.median - other.median) <= self.iqr + other.iqr:
-            return "no difference beyond the noise"
-        return f"{self.median / other.median:.2f}× as long"
+            return localized("no difference beyond the noise")
+        return localized(f"{self.median / other.median:.2f}× as long")
 
 
 def median_and_iqr_seconds(fn: Callable[[], object], device: torch.device,
@@ -568,11 +573,11 @@ def matmul_gflops(n: int, device: torch.device, dtype: torch.dtype = torch.float
     ``dtype`` not a floating-point dtype, ``ValueError`` if ``n`` is not positive.
     """
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"n must be an int, got {type(n).__name__}")
+        raise TypeError(localized(f"n must be an int, got {type(n).__name__}"))
     if n < 1:
-        raise ValueError(f"n must be 1 or more, got {n}")
+        raise ValueError(localized(f"n must be 1 or more, got {n}"))
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+        raise TypeError(localized(f"dtype must be a floating-point torch.dtype, got {dtype!r}"))
     a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(device, dtype)
     return 2 * n**3 / median_seconds(lambda: a @ a, device, min_run_time) / 1e9
 
@@ -586,9 +591,9 @@ def numpy_matmul_gflops(n: int, min_run_time: float = 0.02) -> float:
     if it is not positive.
     """
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"n must be an int, got {type(n).__name__}")
+        raise TypeError(localized(f"n must be an int, got {type(n).__name__}"))
     if n < 1:
-        raise ValueError(f"n must be 1 or more, got {n}")
+        raise ValueError(localized(f"n must be 1 or more, got {n}"))
     import numpy as np  # imported here: PyTorch runs without NumPy, so utils does too
 
     a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
@@ -666,7 +671,7 @@ def tf32_allowed(op: str = "matmul") -> bool:
     elif op == "conv":
         new, old = getattr(torch.backends.cudnn, "conv", None), torch.backends.cudnn
     else:
-        raise ValueError(f'op must be "matmul" or "conv", got {op!r}')
+        raise ValueError(localized(f'op must be "matmul" or "conv", got {op!r}'))
     precision = getattr(new, "fp32_precision", None)   # None before PyTorch 2.9
     if precision is not None:
         return precision == "tf32"
@@ -685,7 +690,7 @@ def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
     Raises ``TypeError`` if ``dtype`` is not a torch dtype.
     """
     if not isinstance(dtype, torch.dtype):
-        raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
+        raise TypeError(localized(f"dtype must be a torch.dtype, got {type(dtype).__name__}"))
     peaks = gpu_peaks(device)
     if peaks is None:
         return None
@@ -702,11 +707,11 @@ def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
 # From cell timing-22
 def _check_log_args(m: torch.Tensor, steps: int) -> None:
     if not isinstance(m, torch.Tensor) or m.dim() != 2 or m.shape[0] != m.shape[1]:
-        raise TypeError(f"m must be a square 2-D tensor, got {getattr(m, 'shape', type(m).__name__)}")
+        raise TypeError(localized(f"m must be a square 2-D tensor, got {getattr(m, 'shape', type(m).__name__)}"))
     if isinstance(steps, bool) or not isinstance(steps, int):
-        raise TypeError(f"steps must be an int, got {type(steps).__name__}")
+        raise TypeError(localized(f"steps must be an int, got {type(steps).__name__}"))
     if steps < 1:
-        raise ValueError(f"steps must be 1 or more, got {steps}")
+        raise ValueError(localized(f"steps must be 1 or more, got {steps}"))
 
 
 def log_every_step(m: torch.Tensor, steps: int = 1000) -> list[float]:
@@ -798,26 +803,27 @@ def checked_device(device: torch.device | str, *, exists: bool = False) -> torch
     with ``exists=True``, if it names a CUDA GPU or an Apple GPU (MPS) that this machine lacks.
     """
     if not isinstance(device, (torch.device, str)):
-        raise TypeError(f"device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}")
+        raise TypeError(localized(f"device must be a torch.device or a name such as 'cuda:0', "
+                                  f"got {type(device).__name__}"))
     try:
         device = torch.device(device)
     except RuntimeError:
-        raise ValueError(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')") from None
+        raise ValueError(localized(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')")) from None
     if exists and device.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (device.index or 0) >= count:
-            raise ValueError(f"{device} does not exist: this machine has {count} CUDA GPU(s)")
+            raise ValueError(localized(f"{device} does not exist: this machine has {count} CUDA GPU(s)"))
     if exists and device.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError("mps does not exist: this machine has no Apple GPU that PyTorch can use")
+        raise ValueError(localized("mps does not exist: this machine has no Apple GPU that PyTorch can use"))
     return device
 
 
 def _positive_int(value: object, name: str) -> int:
     """``value`` if it is a positive int (not a bool); a ``TypeError`` or ``ValueError`` naming ``name`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise TypeError(localized(f"{name} must be an int, got {type(value).__name__}"))
     if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
+        raise ValueError(localized(f"{name} must be positive, got {value}"))
     return value
 
 
@@ -859,7 +865,7 @@ def is_out_of_memory(err: BaseException) -> bool:
     Raises ``TypeError`` if ``err`` is not an exception.
     """
     if not isinstance(err, BaseException):
-        raise TypeError(f"err must be an exception, got {type(err).__name__}")
+        raise TypeError(localized(f"err must be an exception, got {type(err).__name__}"))
     oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
     if isinstance(err, oom):
         return True
@@ -975,28 +981,28 @@ def largest_batch_that_fits(step: Callable[[int], object], start: int, device: t
             return batch
         release_cached_memory(device)
         batch //= 2
-    raise RuntimeError(f"not even a batch of 1 fits on {device}")
+    raise RuntimeError(localized(f"not even a batch of 1 fits on {device}"))
 
 
 def _check_batch_search(step: object, start: object, device: object, budget_bytes: object) -> torch.device:
     """The arguments of ``largest_batch_that_fits`` checked; returns the device."""
     if not callable(step):
-        raise TypeError(f"step must be callable, got {type(step).__name__}")
+        raise TypeError(localized(f"step must be callable, got {type(step).__name__}"))
     _positive_int(start, "start")
     if budget_bytes is not None:
         _positive_int(budget_bytes, "budget_bytes")
     device = checked_device(device)
     if device.type not in ("cuda", "mps") and budget_bytes is None:
-        raise ValueError(f"on {device} pass budget_bytes: nothing there refuses an allocation in time, "
-                         "so the helper never probes real memory")
+        raise ValueError(localized(f"on {device} pass budget_bytes: nothing there refuses an allocation in time, "
+                         "so the helper never probes real memory"))
     return device
 
 
 def _bytes_needed(needed: object, device: torch.device) -> int:
     """What a CPU step returned, which must be the bytes its batch needs."""
     if isinstance(needed, bool) or not isinstance(needed, int):
-        raise TypeError(f"on {device}, step must return the bytes its batch needs (an int), "
-                        f"got {type(needed).__name__}")
+        raise TypeError(localized(f"on {device}, step must return the bytes its batch needs (an int), "
+                        f"got {type(needed).__name__}"))
     return needed
 
 
@@ -1039,13 +1045,13 @@ def _autocast_or_nothing(device: torch.device, dtype: torch.dtype | None) -> con
     bfloat16, or if this PyTorch has no autocast for ``device``'s type.
     """
     if dtype is not None and not isinstance(dtype, torch.dtype):
-        raise TypeError(f"dtype must be None, torch.float16 or torch.bfloat16, got {type(dtype).__name__}")
+        raise TypeError(localized(f"dtype must be None, torch.float16 or torch.bfloat16, got {type(dtype).__name__}"))
     if dtype is None:
         return contextlib.nullcontext()
     if dtype not in (torch.float16, torch.bfloat16):
-        raise ValueError(f"dtype must be None, torch.float16 or torch.bfloat16, got {dtype}")
+        raise ValueError(localized(f"dtype must be None, torch.float16 or torch.bfloat16, got {dtype}"))
     if not torch.amp.autocast_mode.is_autocast_available(device.type):
-        raise ValueError(f"this PyTorch ({torch.__version__}) has no autocast for {device.type}")
+        raise ValueError(localized(f"this PyTorch ({torch.__version__}) has no autocast for {device.type}"))
     return torch.autocast(device.type, dtype=dtype)
 
 
@@ -1071,9 +1077,9 @@ def training_step(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
     """
     device = model_device(model)
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        raise TypeError(localized(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"))
     if scaler is not None and not isinstance(scaler, torch.amp.GradScaler):
-        raise TypeError(f"scaler must be a torch.amp.GradScaler or None, got {type(scaler).__name__}")
+        raise TypeError(localized(f"scaler must be a torch.amp.GradScaler or None, got {type(scaler).__name__}"))
     precision = _autocast_or_nothing(device, dtype)
 
     optimizer.zero_grad(set_to_none=True)
@@ -1140,16 +1146,17 @@ class DigitsDataset(Dataset):
                  seconds_per_item: float = 0.0) -> None:
         images, labels = torch.as_tensor(images, dtype=torch.float32), torch.as_tensor(labels)
         if images.dim() not in (2, 3) or len(images) == 0 or images[0].numel() != 64:
-            raise ValueError(f"images must be N x 64 or N x 8 x 8 with N > 0, got shape {tuple(images.shape)}")
+            raise ValueError(localized(f"images must be N x 64 or N x 8 x 8 with N > 0, "
+                                       f"got shape {tuple(images.shape)}"))
         if labels.dim() != 1 or len(labels) != len(images) or labels.is_floating_point():
-            raise ValueError(f"labels must be {len(images)} integers, one per image, got {labels.dtype}"
-                             f" of shape {tuple(labels.shape)}")
+            raise ValueError(localized(f"labels must be {len(images)} integers, one per image, got {labels.dtype}"
+                             f" of shape {tuple(labels.shape)}"))
         if not 0 <= int(labels.min()) <= int(labels.max()) <= 9:
-            raise ValueError("labels must be digits from 0 to 9")
+            raise ValueError(localized("labels must be digits from 0 to 9"))
         if isinstance(seconds_per_item, bool) or not isinstance(seconds_per_item, (int, float)):
-            raise TypeError(f"seconds_per_item must be a number, got {type(seconds_per_item).__name__}")
+            raise TypeError(localized(f"seconds_per_item must be a number, got {type(seconds_per_item).__name__}"))
         if not seconds_per_item >= 0:
-            raise ValueError(f"seconds_per_item must be 0 or more, got {seconds_per_item}")
+            raise ValueError(localized(f"seconds_per_item must be 0 or more, got {seconds_per_item}"))
         self.images = images.reshape(-1, 1, 8, 8) / 16
         self.labels = labels.long()
         self.seconds_per_item = float(seconds_per_item)
@@ -1180,11 +1187,11 @@ def digits_split(test_fraction: float = 0.25, seed: int = 0,
     from sklearn.model_selection import train_test_split
 
     if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)) or not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be a number between 0 and 1, got {test_fraction!r}")
+        raise ValueError(localized(f"test_fraction must be a number between 0 and 1, got {test_fraction!r}"))
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        raise TypeError(localized(f"seed must be an int, got {type(seed).__name__}"))
     if seed < 0:
-        raise ValueError(f"seed must be 0 or more, got {seed}")
+        raise ValueError(localized(f"seed must be 0 or more, got {seed}"))
     digits = load_digits()
     x_train, x_test, y_train, y_test = train_test_split(
         digits.data, digits.target, test_size=test_fraction, stratify=digits.target, random_state=seed)
@@ -1258,11 +1265,11 @@ def step_time_split(model: nn.Module, loader: Iterable, optimizer: torch.optim.O
 def _check_mlp_args(hidden: int, dropout: float) -> None:
     """Raise ``TypeError`` or ``ValueError`` for a ``hidden`` size or ``dropout`` that ``digits_mlp`` cannot use."""
     if isinstance(hidden, bool) or not isinstance(hidden, int):
-        raise TypeError(f"hidden must be an int, got {type(hidden).__name__}")
+        raise TypeError(localized(f"hidden must be an int, got {type(hidden).__name__}"))
     if hidden < 1:
-        raise ValueError(f"hidden must be 1 or more, got {hidden}")
+        raise ValueError(localized(f"hidden must be 1 or more, got {hidden}"))
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        raise ValueError(localized(f"dropout must be a probability in [0, 1), got {dropout!r}"))
 
 
 def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | str,
@@ -1270,25 +1277,28 @@ def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | 
                      max_batches: int | None = None) -> torch.device:
     """Check what the training helpers get; return ``device`` as a torch.device."""
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+        raise TypeError(localized(f"model must be an nn.Module, got {type(model).__name__}"))
     if not any(True for _ in model.parameters()):
-        raise ValueError(f"{type(model).__name__} has no parameters, so there is nothing to train or evaluate")
+        raise ValueError(localized(f"{type(model).__name__} has no parameters, "
+                                   "so there is nothing to train or evaluate"))
     device = checked_device(device)
     where = model_device(model)
     if where.type != device.type or (device.index is not None and where.index not in (None, device.index)):
-        raise ValueError(f"the model is on {where}, not on {device}: move it first, model.to(device)")
+        raise ValueError(localized(f"the model is on {where}, not on {device}: move it first, model.to(device)"))
     if isinstance(loader, (torch.Tensor, str)) or not isinstance(loader, Iterable):
-        raise TypeError(f"loader must give (inputs, labels) batches, like a DataLoader; got {type(loader).__name__}")
+        raise TypeError(localized(f"loader must give (inputs, labels) batches, like a DataLoader; "
+                                  f"got {type(loader).__name__}"))
     if optimizer is not None:
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+            raise TypeError(localized(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"))
         mine = {id(p) for p in model.parameters()}
         if not any(id(p) in mine for group in optimizer.param_groups for p in group["params"]):
-            raise ValueError("the optimizer holds none of the model's parameters: create it from model.parameters()")
+            raise ValueError(localized("the optimizer holds none of the model's parameters: "
+                                       "create it from model.parameters()"))
     if max_batches is not None and (isinstance(max_batches, bool) or not isinstance(max_batches, int)):
-        raise TypeError(f"max_batches must be an int or None, got {type(max_batches).__name__}")
+        raise TypeError(localized(f"max_batches must be an int or None, got {type(max_batches).__name__}"))
     if max_batches is not None and max_batches < 1:
-        raise ValueError(f"max_batches must be 1 or more, got {max_batches}")
+        raise ValueError(localized(f"max_batches must be 1 or more, got {max_batches}"))
     return device
 
 
@@ -1308,7 +1318,7 @@ def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking
     Mac's unified memory. Raises ``TypeError`` if ``source`` is not a tensor.
     """
     if not isinstance(source, torch.Tensor):
-        raise TypeError(f"source must be a tensor, got {type(source).__name__}")
+        raise TypeError(localized(f"source must be a tensor, got {type(source).__name__}"))
     target = torch.device(target)
 
     def copy() -> None:
@@ -1344,7 +1354,7 @@ def train_one_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.O
         total += loss.detach() * len(y)
         count += len(y)
     if count == 0:
-        raise ValueError("the loader gave no batches")
+        raise ValueError(localized("the loader gave no batches"))
     return total.item() / count
 
 
@@ -1369,7 +1379,7 @@ def evaluate(model: nn.Module, loader: Iterable, device: torch.device | str) -> 
             correct += (scores.argmax(dim=1) == y).sum()
             count += len(y)
     if count == 0:
-        raise ValueError("the loader gave no batches")
+        raise ValueError(localized("the loader gave no batches"))
     return total.item() / count, correct.item() / count
 
 
@@ -1402,9 +1412,9 @@ def ddp_backend(device: torch.device | str, nproc: int = 2) -> str:
 def _checked_device(device: torch.device | str, nproc: int) -> torch.device:
     """Helper code: ``device`` as a ``torch.device``, after checking both arguments."""
     if isinstance(nproc, bool) or not isinstance(nproc, int):
-        raise TypeError(f"nproc must be an int, got {type(nproc).__name__}")
+        raise TypeError(localized(f"nproc must be an int, got {type(nproc).__name__}"))
     if nproc < 1:
-        raise ValueError(f"nproc must be at least 1, got {nproc}")
+        raise ValueError(localized(f"nproc must be at least 1, got {nproc}"))
     return checked_device(device, exists=True)  # lesson 07's check
 
 
@@ -1534,13 +1544,13 @@ def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[st
     output = "".join(outputs)
     tail = "".join(_head_and_tail(text, 6000 // len(outputs)) for text in outputs)
     if timed_out:
-        raise TimeoutError(f"{script.name} did not finish within {timeout} s; all its processes were "
-                           f"stopped. The start and the end of its output:\n{tail}")
+        raise TimeoutError(localized(f"{script.name} did not finish within {timeout} s; all its processes were "
+                           f"stopped. The start and the end of its output:\n{tail}"))
     codes = [p.returncode for p in running]
     returncode = next((c for c in codes if c != 0), 0)
     if returncode != 0:
-        raise RuntimeError(f"{script.name} failed (exit code {returncode}). "
-                           f"The start and the end of its output:\n{tail}")
+        raise RuntimeError(localized(f"{script.name} failed (exit code {returncode}). "
+                           f"The start and the end of its output:\n{tail}"))
     return subprocess.CompletedProcess(commands[0] if nodes == 1 else commands, returncode, output, "")
 
 
@@ -1575,24 +1585,24 @@ def _checked_launch_args(script: str | os.PathLike, nproc: int, nodes: int, extr
                          script_args: Sequence[str], timeout: float) -> Path:
     """Helper code: ``script`` as a ``Path``, after checking every argument of ``launch``."""
     if not isinstance(script, (str, os.PathLike)):
-        raise TypeError(f"script must be a path (str or pathlib.Path), got {type(script).__name__}")
+        raise TypeError(localized(f"script must be a path (str or pathlib.Path), got {type(script).__name__}"))
     script = Path(script)
     if not script.is_file():
-        raise FileNotFoundError(f"no script at {script}")
+        raise FileNotFoundError(localized(f"no script at {script}"))
     for name, value in (("nproc", nproc), ("nodes", nodes)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            raise TypeError(localized(f"{name} must be an int, got {type(value).__name__}"))
         if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
+            raise ValueError(localized(f"{name} must be at least 1, got {value}"))
     for name, value in (("extra_args", extra_args), ("script_args", script_args)):
         if isinstance(value, (str, bytes)) or not all(isinstance(a, str) for a in value):
-            raise TypeError(f"{name} must be a list of strings such as ['--epochs', '3'], got {value!r}")
+            raise TypeError(localized(f"{name} must be a list of strings such as ['--epochs', '3'], got {value!r}"))
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+        raise TypeError(localized(f"timeout must be a number of seconds, got {type(timeout).__name__}"))
     if not timeout > 0:
-        raise ValueError(f"timeout must be positive, got {timeout}")
+        raise ValueError(localized(f"timeout must be positive, got {timeout}"))
     if nodes > 1 and "--standalone" in extra_args:
-        raise ValueError("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args")
+        raise ValueError(localized("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args"))
     return script
 
 
@@ -1629,6 +1639,1394 @@ def process_exists(pid: int) -> bool:
     except PermissionError:  # it exists, but belongs to someone else
         return True
     return True
+
+
+# --- The language of the series' own messages: English, or the Chinese edition's ------------------
+
+
+# From i18n/language.py, then the translations of i18n/zh/messages.po
+LANGUAGES = ("en", "zh")
+
+
+def language() -> str:
+    """The language of the series' messages: ``GPU_LESSONS_LANGUAGE``, "en" when it is not set."""
+    chosen = os.environ.get("GPU_LESSONS_LANGUAGE", "").strip().lower() or "en"
+    if chosen not in LANGUAGES:
+        raise ValueError(f"GPU_LESSONS_LANGUAGE is {chosen!r}: the series speaks {' or '.join(map(repr, LANGUAGES))}")
+    return chosen
+
+
+def _template_parts(template: str) -> list[tuple[str, bool]]:
+    """A template's pieces in order: (literal text, False) and (field, True), where a field is what an
+    f-string has between braces (``{driver_cuda}``, ``{flag!r}``) and ``{{``/``}}`` are literal braces."""
+    parts, text, i = [], "", 0
+    while i < len(template):
+        if template.startswith(("{{", "}}"), i):
+            text, i = text + template[i], i + 2
+        elif template[i] == "{":
+            depth, j = 1, i + 1
+            while depth:
+                depth += {"{": 1, "}": -1}.get(template[j], 0)
+                j += 1
+            parts.append((text, False))
+            parts.append((template[i:j], True))
+            text, i = "", j
+        else:
+            text, i = text + template[i], i + 1
+    parts.append((text, False))
+    return [p for p in parts if p[0] or p[1]]
+
+
+def _compiled(table: dict[str, str]) -> list[tuple[re.Pattern, list[str], list[tuple[str, bool]]]]:
+    """Each template of ``table`` with fields as a regular expression that matches its English text,
+    the fields in order, and the pieces of its translation; longest template first."""
+    out = []
+    for english, chinese in sorted(table.items(), key=lambda item: -len(item[0])):
+        fields, pattern = [], ""
+        for piece, is_field in _template_parts(english):
+            if not is_field:
+                pattern += re.escape(piece)
+            elif piece in fields:
+                pattern += f"(?P=f{fields.index(piece)})"
+            else:
+                pattern += f"(?P<f{len(fields)}>.*?)"
+                fields.append(piece)
+        if fields:
+            out.append((re.compile(pattern, re.DOTALL), fields, _template_parts(chinese)))
+    return out
+
+
+_COMPILED: dict[int, list] = {}
+
+
+def localized(text: str) -> str:
+    """``text``, a message a helper prints or raises for a reader, in the language of the edition.
+
+    In English it is ``text`` itself. In the Chinese edition its translation from ``TEXTS_ZH``,
+    where the English is written as the helper's f-string (``"no GPU {name}"``): the values the
+    fields took are put in their places, each of them translated too when it is such a message
+    itself. A text with no translation stays English.
+    """
+    if language() == "en" or not isinstance(text, str):
+        return text
+    table = globals().get("TEXTS_ZH", {})  # written into utils.py after this file by `make sync`
+    if text in table:  # a text without fields
+        return table[text]
+    compiled = _COMPILED.get(id(table))
+    if compiled is None:
+        compiled = _COMPILED[id(table)] = _compiled(table)
+    for pattern, fields, chinese in compiled:
+        found = pattern.fullmatch(text)
+        if found is not None:
+            values = {field: localized(found[f"f{k}"]) for k, field in enumerate(fields)}
+            return "".join(values.get(piece, piece) if is_field else piece for piece, is_field in chinese)
+    return text
+
+
+MESSAGES_ZH: dict[str, str] = {
+    'core/right': '✓ 答对了。{why}',
+    'core/wrong': '✗ 还不对。{why}',
+    'core/hint-offer': '想看提示，请运行 hint("{id}")。',
+    'core/not-answered': '还没有作答。把答案写在上面单元格的 ... 处，运行那个单元格，再重新运行这个单元格。',
+    'core/answered-in-words': '练习 "{id}" 要用文字作答，没有代码能检查它。写下你的答案，再和解答对照一下。',
+    'core/how-many': 'check("{id}", ...) 在练习名之后要接 {wanted} 个答案（{names}），但收到了 {got} 个。',
+    'core/raised': '✗ 还不对。检查运行你的代码时，它引发了 {error}。',
+    'core/no-hint': '练习 "{id}" 没有提示，解答里会把它讲清楚。',
+    'core/wrong-type': '{what} 应当是{want}，但它是{got}。',
+    'core/not-callable': '{what} 应当是你自己写的函数（def ...），但它是{got}。',
+    'core/a-kind': '一个 {name}',
+    'core/an-kind': '一个 {name}',
+    'core/a-tensor': '一个张量（torch.Tensor）',
+    'core/or': ' 或',
+    'core/timer-never-called': '你的计时器从没调用过传给它的函数。',
+    'core/timer-no-clock': '你的计时器从没读过 time.perf_counter()，所以什么也没测到。',
+    'core/timer-read-before-wait': (
+        '读时钟的时候，工作还在 GPU 的队列里排着。要在工作之后、读时钟之前调用 synchronize(device)，等设备做完。否则'
+        '测到的只是启动的时间。'
+    ),
+    'core/timer-no-warm-up': (
+        '第一次调用也被计了时。这次调用是冷的，要初始化库、加载核函数。所以开始计时之前，先调用一次这个函数，并等它完'
+        '成。'
+    ),
+    'setup.kaggle-no-gpu/right': (
+        '有了这些事实，setup_advice 会让你开启 GPU。Kaggle 的 PyTorch 本来就适合它的 GPU，所以千万不要在那里重装 PyTo'
+        'rch。'
+    ),
+    'setup.kaggle-no-gpu/service': (
+        'kaggle["service"] 是 {got}。请像 hosted_notebook() 那样写出平台的名字，即 "Kaggle"。'
+    ),
+    'setup.kaggle-no-gpu/cuda-available': (
+        'kaggle["cuda_available"] 是 {got}。没有 GPU 的会话用不了 CUDA，所以它是 False。'
+    ),
+    'setup.kaggle-no-gpu/driver': (
+        'kaggle["driver_cuda"] 是 {got}。没有 GPU，driver_cuda_version() 就找不到可以询问的驱动，那它会返回什么呢？'
+    ),
+    'setup.kaggle-no-gpu/build': (
+        'kaggle["torch_cuda"] 是 None，这是 CPU 版 PyTorch 的值。Kaggle 的 PyTorch 是 CUDA 版，所以 torch_cuda 是它的'
+        ' CUDA 版本号，写成字符串。'
+    ),
+    'setup.kaggle-no-gpu/refused': 'setup_advice 不接受这些事实，它报错说：{error}',
+    'setup.kaggle-no-gpu/other-advice': (
+        '对这些事实，setup_advice 给出的建议和没有 GPU 的 Kaggle 会话不同。请逐项再看一遍。'
+    ),
+    'setup.kaggle-no-gpu/choice': '{what} 应当是 {letters} 中的一个，但它是 {got}。',
+    'setup.kaggle-no-gpu/prediction': (
+        '各项事实都对了，但你预测的建议不对（{got}）。运行 print(setup_advice(**kaggle))，读读它说了什么。'
+    ),
+    'setup.kaggle-no-gpu/hint': (
+        '第 4 节给出了一个没有 GPU 的 Colab 会话的同样几项事实。换成 Kaggle，哪里会变？没有 GPU 的托管会话没有驱动可'
+        '以询问，而它的 PyTorch 仍然是 CUDA 版。'
+    ),
+    'setup.old-driver/right': (
+        '支持 CUDA 11.4 的驱动只能运行 CUDA 11 的构建。PyTorch 2.7 是还带有这种构建（cu118）的最新版本。'
+    ),
+    'setup.old-driver/missing': 'lab_server 还缺这几项的答案：{names}。',
+    'setup.old-driver/not-a-tag': '{what} 是 {got}。请写一个构建标签，如 "cu126"，或者写 None。',
+    'setup.old-driver/build-of-2.13': (
+        'lab_server["build of 2.13"] 是 {got}，这个驱动运行不了它。再读一遍建议，看看它为 2.13 给出的是哪个构建。'
+    ),
+    'setup.old-driver/release': (
+        'lab_server["newest release"] 是 "{got}"，但建议推荐的是另一个版本。在 PYTORCH_CUDA_BUILDS 中，哪个是带有这个'
+        '驱动能运行的构建的最新版本？'
+    ),
+    'setup.old-driver/cuda-12': (
+        'lab_server["build of 2.7.1"] 是 {got}。这是 CUDA 12 的构建，需要支持 CUDA 12 的驱动，而这个驱动只支持 11.4。'
+    ),
+    'setup.old-driver/build-of-2.7': (
+        'lab_server["build of 2.7.1"] 是 {got}。PyTorch 2.7 发布了 cu118、cu126 和 cu128 三种构建。用 torch_version="'
+        '2.7.1" 调用 setup_advice 看看。'
+    ),
+    'setup.old-driver/choice': '{what} 应当是 {letters} 中的一个，但它是 {got}。',
+    'setup.old-driver/why-b': (
+        '次版本号不必相同。支持 CUDA 11.4 的驱动能运行 cu118 构建，这就是 NVIDIA 的次版本兼容性，2.7.1 的建议也说明了'
+        '这一点。那 CUDA 12.6 呢？'
+    ),
+    'setup.old-driver/why-c': (
+        '这些事实里根本没有提到 GPU。setup_advice 只知道驱动和构建，所以排除 2.13 的原因一定在这两者之中。'
+    ),
+    'setup.old-driver/hint': (
+        '调用 setup_advice(driver_cuda="11.4", torch_cuda=None, cuda_available=False, torch_version="2.13.0")，读一读'
+        '它的建议，再换成 torch_version="2.7.1" 调用一次。至于原因，比较一下驱动的 CUDA 主版本和 2.13 各个构建的 CUDA'
+        ' 主版本。'
+    ),
+    'setup.too-old/right': (
+        'torch_too_old 能读懂各种版本字符串。对运行本笔记本的 PyTorch（{version}），version_advice 返回 None，无需修'
+        '复。'
+    ),
+    'setup.too-old/raised': (
+        'torch_too_old("{case}") 引发了 {error}。只读开头的主版本号和次版本号，因为后面可能是任何内容（0a0+git1234）'
+        '。'
+    ),
+    'setup.too-old/release': 'torch_too_old("{case}") 返回 {said}，但 {case} {what} 2.4。',
+    'setup.too-old/as-text': (
+        'torch_too_old("{case}") 返回 {said}，但 {case} {what} 2.4。按文本比较时，"2.13" 排在 "2.4" 前面。当作浮点数'
+        '时，2.10 就是 2.1。请把这些数当作整数来比较。'
+    ),
+    'setup.too-old/major': (
+        'torch_too_old("{case}") 返回 {said}，但 {case} {what} 2.4。先比较主版本号，只有主版本号相同时才比较次版本号'
+        '。'
+    ),
+    'setup.too-old/older-than': '早于',
+    'setup.too-old/not-older-than': '并不早于',
+    'setup.too-old/advice-old': (
+        'version_advice("{case}") 返回 {got}。对早于 2.4 的 PyTorch，它应当返回一句话（一个 str），说明该怎么做。'
+    ),
+    'setup.too-old/advice-new': (
+        'version_advice("{case}") 返回 {got}。无需修复时，它应当像 setup_advice 一样返回 None。'
+    ),
+    'setup.too-old/hint': (
+        '只取开头的主版本号和次版本号（用正则表达式，或者按 "." 和 "+" 拆分），把它们转成 int，再把这一对数和 (2, 4) '
+        '比较。Python 会逐个元素地比较元组。'
+    ),
+    'devices.predict-helpers/right': (
+        '在这台机器上，try_gpu() 是 {first}，try_gpu(1) 是 {second}，try_all_gpus() 是 {all}。'
+    ),
+    'devices.predict-helpers/missing': 'predicted 还缺这几台机器的答案：{names}。',
+    'devices.predict-helpers/shape': (
+        'predicted["{machine}"] 应当是三个答案，即 (try_gpu(), try_gpu(1), try_all_gpus())，最后一个是列表。'
+    ),
+    'devices.predict-helpers/not-a-device': (
+        '{what} 是 {got}，这不是设备名称。设备名称应当像 "cpu"、"cuda:0" 或 "mps:0" 这样。'
+    ),
+    'devices.predict-helpers/no-index': (
+        'predicted["{machine}"] 中的 {call} 不是 {got}。辅助函数给出的设备名称都带有索引（cuda:0、mps:0），这样它才和'
+        '张量的设备相等。'
+    ),
+    'devices.predict-helpers/wrong': '再看看这几项：{names}。',
+    'devices.predict-helpers/hint': (
+        '机器有编号为 i 的 GPU 时，try_gpu(i) 给出这块 GPU，否则给出 CPU。Mac 只有一块 GPU。try_all_gpus() 列出所有 G'
+        'PU，没有 GPU 时只列出 CPU。至于这台机器，运行这三个调用就知道了。'
+    ),
+    'devices.same-place/right': (
+        'same_place 能找出单独的 cuda 背后的当前 GPU，能按索引区分各块 GPU，在没有 CUDA 的机器上也能运行。'
+    ),
+    'devices.same-place/bare-cuda': (
+        '在{machine}上，same_place({a}, {b}) 返回 {said}。单独的 cuda 指当前 GPU，那台机器上是 GPU {current}。torch.c'
+        'uda.current_device() 会告诉你当前是哪一块。'
+    ),
+    'devices.same-place/type-only': (
+        '在{machine}上，same_place({a}, {b}) 返回 {said}。同一类型的两块 GPU 是两个不同的位置，所以还要比较索引。'
+    ),
+    'devices.same-place/mps': (
+        'same_place({a}, {b}) 返回 {said}。Mac 只有一块 GPU，所以 mps 和 mps:0 是同一个位置，而两者都不是 CPU。'
+    ),
+    'devices.same-place/wrong': '在{machine}上，same_place({a}, {b}) 返回 {said}，应当是 {want}。',
+    'devices.same-place/raised': '在{machine}上，same_place({a}, {b}) 引发了 {error}。',
+    'devices.same-place/raised-no-cuda': (
+        '在{machine}上，same_place({a}, {b}) 引发了 {error}。只有遇到单独的 cuda，而且 torch.cuda.is_available() 为真'
+        '时，才去问 torch.cuda.current_device()。'
+    ),
+    'devices.same-place/hint': (
+        '把缺少的索引补上之后，类型和索引都相同的两个设备就是同一个位置。cuda 补上当前 GPU 的编号（只在 CUDA 可用时才'
+        '询问 torch.cuda），mps 补上 0。'
+    ),
+    'devices.never-empty/right': '传入 [] 时，循环什么也不计算，也一声不响。传入 [cpu] 时，它会在 CPU 上计算一次。',
+    'devices.never-empty/not-a-list': 'sum_on_each({case}) 返回 {got}，而不是每个设备一个和的列表。',
+    'devices.never-empty/count': 'sum_on_each({case}) 对 {m} 个设备返回了 {n} 个和，应当每个设备一个。',
+    'devices.never-empty/values': 'sum_on_each({case}) 返回 {got}。torch.ones(3) 的和在每个设备上都是 3。',
+    'devices.never-empty/choice': 'why 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'devices.never-empty/why-a': (
+        '遍历空列表的 for 循环不会引发任何错误。你自己的 sum_on_each([]) 就一声不响地返回了 []。'
+    ),
+    'devices.never-empty/why-c': 'PyTorch 根本看不到这个列表。你的循环对每一项执行一次，没有项，就哪里也不会计算。',
+    'devices.never-empty/hint': (
+        'for 循环对列表的每一项执行一次循环体。调用 sum_on_each([])，看看它返回什么，再看看它打印了什么、引发了什么错'
+        '误。答案是什么也没有。'
+    ),
+    'devices.gpu-memory/right': '在这台机器上，gpu_memory_gib() 返回 {found}。',
+    'devices.gpu-memory/raised': '在{machine}上，gpu_memory_gib() 引发了 {error}。',
+    'devices.gpu-memory/not-a-dict': (
+        '在{machine}上，gpu_memory_gib() 返回了一个 {got}。请返回一个 dict，没有 GPU 时返回 {{}}。'
+    ),
+    'devices.gpu-memory/keys': (
+        '在{machine}上，gpu_memory_gib() 的键是 {got}，应当是 {want}，每块可用的 CUDA GPU 一个。'
+    ),
+    'devices.gpu-memory/not-usable': (
+        '如果驱动太旧，跑不了所装的 CUDA 版 PyTorch，device_count() 会说有 1 块 GPU，is_available() 却说 False。在这'
+        '样的机器上，gpu_memory_gib() {did}。请像 try_gpu 那样，只在 CUDA 可用时才统计 GPU。'
+    ),
+    'devices.gpu-memory/not-a-number': (
+        '在{machine}上，gpu_memory_gib()["{name}"] 是一个 {got}，它应当是以 GiB 为单位的数。'
+    ),
+    'devices.gpu-memory/not-positive': 'gpu_memory_gib()["{name}"] 是 {got}。GPU 的显存总是大于 0。',
+    'devices.gpu-memory/gb': (
+        '在{machine}上，gpu_memory_gib() 说 {name} 有 {got}，而这块 GPU 有 {gib} GiB。你算出的是 GB（10**9 字节），但'
+        ' 1 GiB 是 2**30 字节。'
+    ),
+    'devices.gpu-memory/values': (
+        '在{machine}上，gpu_memory_gib() 说 {name} 有 {got}，而这块 GPU 有 {gib} GiB（{nbytes} 字节）。'
+    ),
+    'devices.gpu-memory/hint': (
+        'torch.cuda.get_device_properties(i).total_memory 是第 i 块 GPU 的显存字节数，而 1 GiB 是 2**30 字节。用 devi'
+        'ce_count() 统计 GPU 之前，先问 torch.cuda.is_available()。'
+    ),
+    'tensors.half-size/right': 'h 的值在设备 {device} 上占用 {n_bytes:,} 字节，正好 2 MiB。',
+    'tensors.half-size/shape': 'h 的形状是 {shape}，而练习要的是一个 1024 × 1024 的矩阵。',
+    'tensors.half-size/dtype': 'h 的类型是 {dtype}。请用 dtype=torch.float16 指定半精度。',
+    'tensors.half-size/device': 'h 在 {got} 上，但你最好的设备是 {best}。请在那里创建 h（device=device）。',
+    'tensors.half-size/numel': (
+        'n_bytes 是 {n_bytes:,}，这是 h 中值的个数。每个值要占好几个字节，h.element_size() 会告诉你是几个。'
+    ),
+    'tensors.half-size/bytes': (
+        'n_bytes 是 {n_bytes:,}，这不是 h 的值所占的字节数。请根据 h 本身来算，即值的个数乘以每个值的字节数。'
+    ),
+    'tensors.half-size/hint': (
+        'torch.zeros 这样的工厂函数可以同时用 dtype= 和 device= 指定类型和设备。h.numel() 统计值的个数，h.element_siz'
+        'e() 给出每个值的字节数。'
+    ),
+    'tensors.missing-gpu/right': '在你的机器上，torch.ones(2, device="cuda:5") {outcome}。',
+    'tensors.missing-gpu/raises': '会引发 {kind}: {message}',
+    'tensors.missing-gpu/creates': '会创建出这个张量。这台机器有 {count} 块 CUDA GPU，所以设备 cuda:5 确实存在',
+    'tensors.missing-gpu/none': (
+        'error 是 None，但在这台机器上，torch.ones(2, device="cuda:5") 会引发异常。请在 try 中创建这个张量，并保存 ex'
+        'cept 子句捕获到的异常。'
+    ),
+    'tensors.missing-gpu/a-string': 'error 是一个 str。请保存异常本身（except ... as err 中的 err），而不是它的文本。',
+    'tensors.missing-gpu/not-an-error': 'error 应当是你捕获到的异常（或者 None），但它是{got}。',
+    'tensors.missing-gpu/other': (
+        'error 是 {kind}: {message}。这不是这台机器上 torch.ones(2, device="cuda:5") 引发的异常。请保存在设备 cuda:5 '
+        '上创建这个张量时引发的那个异常。'
+    ),
+    'tensors.missing-gpu/unexpected': (
+        'error 是一个 {kind}，但在这台机器上，torch.ones(2, device="cuda:5") 不会引发任何异常。这台机器有 {count} 块 '
+        'CUDA GPU，设备 cuda:5 存在，所以 error 应当是 None。'
+    ),
+    'tensors.missing-gpu/hint': (
+        '先令 error = None，在 try: 块中创建这个张量，再在 except 子句（except Exception as err:）中把 err 存进 error'
+        '。能捕获到什么，取决于机器。'
+    ),
+    'tensors.retype/right': (
+        'retyped 有自己的内存（t 中每个值占 {old} 字节，retyped 中占 {new} 字节）。改变类型总会复制，即使在同一设备上'
+        '也一样。'
+    ),
+    'tensors.retype/device': 'retyped 在 {got} 上，而 t 在 {want} 上。请保持设备不变，只改变类型。',
+    'tensors.retype/same-dtype': 'retyped 的类型和 t 相同，都是 {dtype}。请让 .to() 同时转成 torch.float16。',
+    'tensors.retype/dtype': 'retyped 的类型是 {dtype}，而练习要的是 torch.float16。',
+    'tensors.retype/values': 'retyped 里装的不是 t 的值。请用 t.to(...) 从 t 得到它。',
+    'tensors.retype/answer': 'copies 是 {copies}，但 retyped.data_ptr() 和 t.data_ptr() 并不相同。看看这两个地址。',
+    'tensors.retype/hint': (
+        't.to(device, torch.float16) 在同一设备上改变类型。打印 retyped.data_ptr() 和 t.data_ptr()，地址相同就说明是'
+        '同一块内存。'
+    ),
+    'tensors.describe/right': 'describe 适用于任何形状和类型的张量，在 CPU、CUDA GPU 和 Apple 的 GPU 上都能用。',
+    'tensors.describe/not-a-string': '对于 {case}，describe 返回了一个 {got}，而不是 str。',
+    'tensors.describe/shape': '对于 {case}，describe 给出 {got!r}。形状要写成元组，如 (2, 3)。',
+    'tensors.describe/dtype': '对于 {case}，describe 给出 {got!r}。类型要去掉 torch. 前缀，如 float32。',
+    'tensors.describe/device': (
+        '对于 {case}，describe 给出 {got!r}，而这个张量在 {device} 上。结尾要写张量自己的设备，写法和 str(t.device) '
+        '一样。'
+    ),
+    'tensors.describe/different': '对于 {case}，describe 给出 {got!r}，应当是 {want!r}。',
+    'tensors.describe/hint': (
+        "tuple(t.shape) 是 (2, 3)。str(t.dtype) 是 'torch.float32'，所以要去掉 'torch.' 前缀。str(t.device) 是 'cpu' "
+        "或 'cuda:0'。用一个 f-string 就能把它们拼起来。"
+    ),
+    'copies.other-way/right': '相加的结果在 X 所在的设备 {device} 上，Y 仍留在原处。',
+    'copies.other-way/on-second': (
+        '相加的结果在 {got} 上，那是 Y 所在的设备。这道练习要反过来，把 Y 复制到 X 所在的设备（{first}）上。'
+    ),
+    'copies.other-way/elsewhere': '相加的结果在 {got} 上，它应当在 X 所在的 {first} 上。',
+    'copies.other-way/values': (
+        'result 在正确的设备上，但它的值不是 X + Y。如果你在 CPU 上重新生成了 Y，要先调用 torch.manual_seed(0)，这样'
+        '它才会得到同样的值。'
+    ),
+    'copies.other-way/dtype': 'result 的值是 {got} 类型，但 X 和 Y 都是 float32。请直接把它们相加。',
+    'copies.other-way/hint': (
+        '要复制的是 Y，不是 X。.to() 会在你指定的设备上给出一个副本，而 X.device 就是 X 所在的设备。没有 GPU 时，第二'
+        '个设备是 meta，它没有值。这时要捕获 NotImplementedError，先调用 torch.manual_seed(0)，再在 CPU 上重新生成 Y'
+        '。'
+    ),
+    'copies.copy-true/is': (
+        'shares_memory 对 t 和 t 本身也说 False。两个地址都是数，要用 == 比较，而不是 is，因为每次调用 data_ptr() 都'
+        '会创建一个新的 int 对象。'
+    ),
+    'copies.copy-true/right': 'copy=True 会分配新的内存，并把值复制过去，即使在同一设备上也一样。',
+    'copies.copy-true/function': (
+        '对于 {pair}，shares_memory 说 {said}。请比较它们第一个值的地址，即 a.data_ptr() 和 b.data_ptr()。'
+    ),
+    'copies.copy-true/answer': (
+        '你的 shares_memory 没问题，但对 t 和 t.to(t.device, copy=True)，它的回答是 False。试试看。'
+    ),
+    'copies.copy-true/hint': (
+        't.data_ptr() 是 t 第一个值的地址。用它写出 shares_memory(a, b)，再调用 shares_memory(t, t.to(t.device, copy='
+        'True))。'
+    ),
+    'copies.which-copy/missing': 'copies_to_cpu 还缺这几项的答案：{names}。',
+    'copies.which-copy/wrong': '7 项中有 {count} 项答错了。再看看这几项：{names}。',
+    'copies.which-copy/hint': (
+        '如果一个调用需要主内存中的数值本身（变成 Python 数或文本），它就会复制到 CPU。张量的形状和设备本来就保存在主'
+        '内存中，而对 t 的运算在 t 所在的地方进行。'
+    ),
+    'copies.to-numpy/requires-grad': (
+        '对于 {case}，to_numpy 失败了。NumPy 存不下自动微分的记录，所以要先取出不带这份记录的值。'
+    ),
+    'copies.to-numpy/on-gpu': '对于 {case}，to_numpy 失败了。NumPy 数组存放在主内存中，所以要先把张量复制到那里。',
+    'copies.to-numpy/not-an-array': '对于 {case}，to_numpy 返回了一个 {got}，而不是 NumPy 数组。',
+    'copies.to-numpy/values': '对于 {case}，to_numpy 返回的数组和张量的值不同。',
+    'copies.to-numpy/hint': (
+        '调用 .numpy() 之前要走两步。一步去掉梯度记录（.detach()），一步复制到主内存（.cpu()）。无事可做时，这两步什'
+        '么也不做。'
+    ),
+    'models.to-in-place/right': 'net 被原地移动了。X 留在了 CPU 上，它的副本在 {other} 上。',
+    'models.to-in-place/missing': 'on_cpu 里还没有 {names} 的答案。',
+    'models.to-in-place/wrong': 'on_cpu 中 {names} 的答案不对。运行这个单元格，再看看 model_device(net) 和 X.device。',
+    'models.to-in-place/left-behind': (
+        'X_on_other 在 {got} 上，而不在 {other} 上。Tensor.to 让 X 留在原处，返回一个副本，你必须把这个副本保存下来。'
+    ),
+    'models.to-in-place/elsewhere': 'X_on_other 在 {got} 上，它应该在 other 上，也就是 {other}。',
+    'models.to-in-place/values': 'X_on_other 在 {other} 上，但它不是 X（torch.ones(3)）的副本。',
+    'models.to-in-place/hint': (
+        'Module.to 和 Tensor.to 的区别在于改变的是什么。一个修改调用它的那个对象，另一个返回一个新对象。'
+    ),
+    'models.split/right': (
+        'split 横跨 {first} 和 {second} 计算，每一层都在自己的设备上拿到输入。model_device 对它给不出唯一的设备。'
+    ),
+    'models.split/a-class': 'split 是类 {name} 本身，还不是一个模型。传入这两个设备，用它创建一个模型。',
+    'models.split/layers': (
+        'split 应该包含两个 nn.Linear 层，先是 Linear(3, 4)，再是 Linear(4, 1)。它现在包含的是 {found}。'
+    ),
+    'models.split/one-device': 'split 的两个层都在 {got} 上。请把第一层放在 {first} 上，第二层放在 {second} 上。',
+    'models.split/placement': (
+        '第一层在 {got0} 上，第二层在 {got1} 上。它们应当按 two_different_devices() 给出的顺序，分别放在 {first} 和 {'
+        'second} 上。'
+    ),
+    'models.split/inputs-behind': (
+        '对于{case}，{layer}层拿到的输入在 {got} 上，但它的参数在 {want} 上。在 forward 中，要把每一层拿到的东西都移'
+        '到该层所在的设备上，模型的输入也不例外。'
+    ),
+    'models.split/output-device': '对于{case}，split 的输出在 {got} 上。它应当来自第二层，在 {second} 上。',
+    'models.split/output-shape': '对于{case}（2 行，每行 3 个特征），split 的输出形状是 {shape}，而不是 (2, 1)。',
+    'models.split/one-device-answer': 'one_device 是 {one_device}，不对。运行 model_device(split)，读一读它说了什么。',
+    'models.split/hint': (
+        '在 __init__ 中，创建每一层并把它移到自己的设备上，例如 nn.Linear(3, 4).to(first)，同时保存这两个设备（self.f'
+        'irst = first）。在 forward 中，把 x.to(self.first) 送进第一层，再把第一层的输出移到 self.second 上，然后送进'
+        '第二层。'
+    ),
+    'models.load-onto/right': (
+        'load_onto 会把检查点中的张量放到你指定的设备上，在 GPU 上保存的文件也能加载到 CPU 上。state 在 {device} 上。'
+    ),
+    'models.load-onto/no-map-location': (
+        '对于{case}，load_onto 报错：{error} 请告诉 torch.load，读取张量时把它们放到哪里。'
+    ),
+    'models.load-onto/keys': '对于{case}，load_onto 返回的条目与文件中的不同。请直接返回 torch.load 给出的结果。',
+    'models.load-onto/ignores-device': (
+        '对于{case}，load_onto 把张量放到了 {got} 上，而不是 {device} 上。请使用传给它的设备。'
+    ),
+    'models.load-onto/values': '对于{case}，load_onto 改变了张量的值。请直接返回 torch.load 给出的结果。',
+    'models.load-onto/state-keys': 'state 中是 {keys}。请加载第 7 节的检查点，它的条目是 0.weight 和 0.bias。',
+    'models.load-onto/state-device': 'state 的张量在 {got} 上，但你最好的设备是 {best}。请把它们加载到这个设备上。',
+    'models.load-onto/hint': (
+        'torch.load(path, map_location=device, weights_only=True) 在读取文件时把每个张量都放到 device 上。try_gpu() '
+        '给出的就是你最好的设备。'
+    ),
+    'models.layer-bytes/right': '{summary}',
+    'models.layer-bytes/measured': '参数占 {size:,} 字节。在设备 {device} 上，计数器增加了 {measured:,} 字节。',
+    'models.layer-bytes/on-cpu': (
+        '参数占 {size:,} 字节。PyTorch 不统计主内存，所以这里没有什么可测量的。在 CUDA GPU 上，计数器应当正好增加这么'
+        '多字节。在 Apple 的 GPU 上，增加的字节数相同或略多。'
+    ),
+    'models.layer-bytes/numel': (
+        'parameter_bytes({case}) 是 {got:,}。这只数了值的个数，而每个值要占好几个字节（p.element_size()）。'
+    ),
+    'models.layer-bytes/assumes-4': (
+        'parameter_bytes({case}) 是 {got:,}，好像每个值都占 4 字节。这些值每个占 {size} 字节（p.element_size()）。'
+    ),
+    'models.layer-bytes/weights-only': (
+        'parameter_bytes({case}) 是 {got:,}。这只算了权重，没有算偏置。请把每个参数都算进去。'
+    ),
+    'models.layer-bytes/count': 'parameter_bytes({case}) 是 {got:,}，这不是它的参数所占的字节数。',
+    'models.layer-bytes/cpu-number': '你最好的设备是 CPU，PyTorch 不统计 CPU 上张量占的内存。请设 measured = None。',
+    'models.layer-bytes/not-measured': (
+        'measured 是 None，但你的机器有设备 {device}。请在把一个新的 nn.Linear(1024, 1024) 移过去之前和之后，各读一次'
+        '它的显存计数器。'
+    ),
+    'models.layer-bytes/too-small': (
+        'measured 是 {measured:,}，比参数的 {size:,} 字节还少。请在设备上创建这个层之前读一次计数器，之后再读一次。'
+    ),
+    'models.layer-bytes/too-large': (
+        'measured 是 {measured:,}，超过了参数的 {size:,} 字节的两倍。请用移动之后的计数器读数减去移动之前的读数。'
+    ),
+    'models.layer-bytes/hint': (
+        '对 net.parameters() 中的每个 p，把 p.numel() * p.element_size() 加起来。测量时，先读 torch.cuda.memory_alloc'
+        'ated(device)（或 torch.mps.current_allocated_memory()），再把层移到设备上（.to(device)），然后再读一次计数器'
+        '，求出差值。'
+    ),
+    'timing.naive-clock/right': (
+        'launch_seconds 在调用之后立即读取时钟，每次读数之前设备都是空闲的。在这台机器上（设备为 {device}）运行 torch'
+        '.randn(2048, 2048)，调用之后立即读取得到 {naive}，median_seconds 得到 {honest}，是前者的 {ratio} 倍。{note}'
+    ),
+    'timing.naive-clock/cpu-note': '在 CPU 上，两者在噪声范围内一致，因为每次调用返回时都已经完成了。',
+    'timing.naive-clock/busy': (
+        '上一次调用还在队列中，下一次调用就启动了。队列满的时候，连启动都要等待。所以每次读数之后、下一次调用之前，都'
+        '要等这次调用在设备上完成（synchronize(device)）。'
+    ),
+    'timing.naive-clock/waited': (
+        'launch_seconds 返回了 {got}，大约是模拟的 GPU 每次调用的工作时间（{work}），而不是启动的时间（{launch}）。请'
+        '在 fn() 返回之后、任何等待之前立即读取时钟，并以秒为单位返回。'
+    ),
+    'timing.naive-clock/ratio': (
+        'ratio_decided_by 是 "{got}"。再想想，在 GPU 上朴素的读数测到的是什么，如实测得的时间又在它之上多了什么。在 C'
+        'PU 上两者一致，这是为什么？'
+    ),
+    'timing.naive-clock/hint': (
+        '朴素的读数就是本课讲的那个错误，这里是故意犯的，也就是在 fn() 之后立即读取时钟。但其他方面仍要公平。先预热，'
+        '每次读数之前都让设备空闲下来，因为队列满的时候，连启动都要等待。'
+    ),
+    'timing.spread/not-a-timing': (
+        '{what} 应当返回一个 Timing(median, iqr)，也就是中位数和 IQR，但它返回的是一个 {got}。'
+    ),
+    'timing.spread/median': (
+        '中位数是 {got}，但模拟的 GPU 每次调用时间的中位数是 {want}。请取预热之后各次调用时间的中位数（而不是平均值）'
+        '，以秒为单位。'
+    ),
+    'timing.spread/iqr-negative': 'IQR 是 {got}，小于零。IQR 是第三个四分位数减去第一个四分位数。',
+    'timing.spread/iqr-zero': 'IQR 是 0，但模拟的 GPU 每次调用的时间是有波动的。请根据各次调用的时间来计算它。',
+    'timing.spread/iqr': (
+        'IQR 是 {got}，但模拟的 GPU 各次调用的时间，第一个和第三个四分位数之间相差约 0.1 ms。请根据各次调用的时间来计'
+        '算它，以秒为单位。'
+    ),
+    'timing.spread/right': (
+        '中位数和 IQR 都与模拟的 GPU 的调用一致。在这台机器上（设备为 {device}），对一个 {n} x {n} 的乘积，你的计时器'
+        '给出 {mine}，辅助函数 median_and_iqr_seconds 给出 {helper}。'
+    ),
+    'timing.spread/hint': (
+        'simple_timer 除了最后一行都保持不变。statistics.quantiles(times, n=4) 给出三个四分位数，中间那个就是中位数。'
+    ),
+    'timing.queued-timer/waits-each': (
+        '你的计时器在为 {calls} 次调用计时的过程中同步了 {syncs} 次。像 simple_timer 那样每次调用之后都等待，测到的是'
+        '延迟。请把调用一个接一个地排进队列，只在最后等待一次。'
+    ),
+    'timing.queued-timer/total': 'queued_timer 返回的是全部 {calls} 次调用的总时间，而不是每次调用的时间。',
+    'timing.queued-timer/per-call': (
+        'queued_timer 返回每次调用 {got}，但模拟的 GPU 平均每次调用要工作 {want}。请只为预热之后的调用计时，一直计到'
+        '最后那次等待结束。'
+    ),
+    'timing.queued-timer/row': '  {k} x {k} 的乘积：每次调用后都等待时为 {waited}，排队时每次调用 {queued}',
+    'timing.queued-timer/right': (
+        'queued_timer 先预热，再把调用排进队列，只等待一次。下面是在这台机器上（设备为 {device}）的结果，每次调用后都'
+        '等待的时间由 median_seconds 测得。\n{rows}'
+    ),
+    'timing.queued-timer/hint': (
+        'simple_timer 在循环内部等待，这个计时器只在循环之后等待。预热仍然保留，结果仍是每次调用的时间。'
+    ),
+    'payoff.crossover/clear': (
+        '在一组构造的计时数据中，GPU 从 n = 256 起明显领先，crossover 却返回了 {got}，而不是 {want}。'
+    ),
+    'payoff.crossover/overlap': (
+        '在 n = 128 时，GPU 的中位数更小，但两者之差小于它们的离散程度（GPU {gpu}，CPU {cpu}）。这是难分高下，所以交'
+        '叉点是 {want}，而不是 {got}。只有快出的部分超过两者各自的离散程度，GPU 才算领先。'
+    ),
+    'payoff.crossover/dip': (
+        '在一组构造的计时数据中，GPU 在 n = 64 时明显领先，在 128 时落后，从 256 起又领先，crossover 返回了 {got}。GP'
+        'U 必须在每个更大的规模上都保持领先，所以交叉点是 {want}。'
+    ),
+    'payoff.crossover/always': (
+        '在一组构造的计时数据中，GPU 在每个规模上都明显领先，crossover 返回了 {got}。这时交叉点就是最小的规模 {want}'
+        '。'
+    ),
+    'payoff.crossover/never': (
+        '在一组构造的计时数据中，GPU 从未明显领先，crossover 却返回了 {got}。没有交叉点时，请返回 None。'
+    ),
+    'payoff.crossover/no-gpu': (
+        '这里没有 GPU，所以没有什么可测量的。在 GPU 上，检查会为两个设备从 n = 32 到 1024 计时，并告诉你你的函数找到'
+        '的交叉点。小乘积上 GPU 的曲线在 CPU 曲线的下方，交叉点就是两条曲线相交的地方。'
+    ),
+    'payoff.crossover/measured': '在这台机器上实测设备 {device} 与 CPU，GPU 从 n = {n} 起明显领先。',
+    'payoff.crossover/measured-none': (
+        '在这台机器上实测设备 {device} 与 CPU，在 1024 以内找不到这样的 n，使 GPU 从它起在每个更大的规模上都明显领先'
+        '。等机器空闲时再运行一次，也许就能看到。'
+    ),
+    'payoff.crossover/right': 'crossover 对每组构造的计时数据都判断正确。{measured}',
+    'payoff.crossover/hint': (
+        '先单独判断每个规模。GPU 是否明显领先，快出的部分是否超过两者各自的离散程度（IQR）？然后从最大的规模往下看。G'
+        'PU 连续领先的那一段规模是从哪里开始的？'
+    ),
+    'payoff.peaks/missing': 'peak_for 里还没有 {names} 的答案。',
+    'payoff.peaks/value': 'peak_for["{name}"] 是 {got}。请填 "float32"、"TF32" 或 "float16"，没有公布峰值时填 None。',
+    'payoff.peaks/wrong': '{total} 个答案中有 {count} 个不对。再看看这几项：{names}。',
+    'payoff.peaks/share': '，是 {kind} 峰值（{peak} TFLOP/s）的 {share}',
+    'payoff.peaks/row': '  {label}: {rate} GFLOP/s{share}',
+    'payoff.peaks/right': (
+        '每种情况都说对了适用的峰值。下面是在这台机器上（设备为 {device}，n = {n}）测得的速度。\n{rows}'
+    ),
+    'payoff.peaks/hint': (
+        '由哪种计算单元执行乘积，决定了适用哪个峰值。TF32 只在 Ampere 及以后架构的 GPU 上才有（A100 有，T4 没有）。fl'
+        'oat16 在张量核心上运行。CPU 没有公布的峰值。'
+    ),
+    'payoff.copy-every/remainder': (
+        'k={k}、共 {steps} 步时，记录中有 {got} 个范数。最后几步凑不满一组 {k} 个，也要复制。'
+    ),
+    'payoff.copy-every/length': 'k={k}、共 {steps} 步时，记录中有 {got} 个范数，而不是每步一个。',
+    'payoff.copy-every/not-floats': '记录中的值是 {got} 类型，而不是 Python 的 float。请把范数作为数值复制到 CPU 上。',
+    'payoff.copy-every/values': (
+        '记录中的值不是 m @ m 的范数。请像 log_every_step 那样，在每一步记录 torch.linalg.matrix_norm(m @ m)。'
+    ),
+    'payoff.copy-every/copies': (
+        'k={k} 时，{steps} 步中把值复制到 CPU 共 {got} 次，而不是 {want} 次。每次 float()、.item() 或 .tolist() 都是'
+        '一次复制（在 GPU 上还是一次等待）。请把一整组范数一次复制过来。'
+    ),
+    'payoff.copy-every/row': '  每 {k:>4} 步复制一次：{time}',
+    'payoff.copy-every/right': (
+        'log_every 记录了每个范数，每 k 步为一组复制一次。在这台机器上（设备为 {device}）运行 {steps} 步：\n{rows}\n'
+        '每 100 步复制一次与只复制一次相比：{against}。'
+    ),
+    'payoff.copy-every/hint': (
+        '把当前这一组的范数放在一个列表里，留在设备上。这一组满了之后，用 torch.stack 把它们合成一个张量，一次调用就'
+        '能把它复制过来。'
+    ),
+    'memory.adam-step/no-grad': (
+        '对于{case}，state_bytes 在第一次反向传播之前就出错了，这时 p.grad 是 None。不存在的梯度不占字节。'
+    ),
+    'memory.adam-step/keys': (
+        'state_bytes 应当返回一个字典，它的键是 "weights"（权重）、"gradients"（梯度）和 "state"（状态）。它缺少 {nam'
+        'es}。'
+    ),
+    'memory.adam-step/elements': (
+        '对于{case}，state_bytes 说权重占 {got} 字节，这是元素的个数。请把每个张量的元素个数乘以每个元素的字节数。'
+    ),
+    'memory.adam-step/weights': '对于{case}，state_bytes 说权重占 {got} 字节，但它的权重占 {want} 字节。',
+    'memory.adam-step/gradients-early': (
+        '第一次反向传播之前，{case}还没有梯度（p.grad 是 None），state_bytes 却算出梯度占 {got} 字节。请只统计已经存'
+        '在的梯度。'
+    ),
+    'memory.adam-step/lazy': (
+        '在第一次 optimizer.step() 之前，Adam 还没有状态，但对于{case}，state_bytes 说状态占 {got} 字节。请统计 optim'
+        'izer.state 中已有的张量，而不是它将来会有的。'
+    ),
+    'memory.adam-step/gradients': (
+        '执行一步之后，对于{case}，state_bytes 算出梯度占 {got} 字节，但它的梯度实际占 {want} 字节。'
+    ),
+    'memory.adam-step/state': (
+        '执行一步之后，对于{case}，state_bytes 算出 Adam 的状态占 {got} 字节，但 Adam 保存了约 {want} 字节。请对每个 '
+        'p，统计 optimizer.state[p] 中的每个张量。'
+    ),
+    'memory.adam-step/predicted': (
+        '你的预测是 {got} MiB，不对。单是这个层的权重就有 {weights} MiB。用 Adam 训练一步，会为每个权重再增加什么？'
+    ),
+    'memory.adam-step/no-counters': '设备 {device} 没有内存计数器，所以统计出的字节数就是答案。',
+    'memory.adam-step/counters': (
+        '在设备 {device} 上，这一步中 allocated（已分配）增加了 {grew} MiB（权重在这一步之前就已存在，cuBLAS 的工作区'
+        '可能会让它再多一些）。'
+    ),
+    'memory.adam-step/right': (
+        'state_bytes 在第一步之前和之后都能统计权重、梯度和 Adam 的状态。对于 nn.Linear(4096, 4096)，执行一步之后它统'
+        '计出 {counted} MiB。{measured}'
+    ),
+    'memory.adam-step/hint': (
+        '每个张量的字节数是 numel() * element_size()。要统计的有参数、不为 None 的 .grad，以及每个 optimizer.state[p]'
+        ' 中的张量，每个参数对应一个这样的字典。'
+    ),
+    'memory.alias/missing': 'still_held 里还没有 {names} 的答案。',
+    'memory.alias/wrong': '{total} 个答案中有 {count} 个不对。再看看这几项：{names}。',
+    'memory.alias/alive': '仍存活',
+    'memory.alias/gone': '已消失',
+    'memory.alias/no-counters': '这里没有计数器',
+    'memory.alias/counters': '已分配 {allocated} MiB，已预留 {reserved} MiB',
+    'memory.alias/row': '  {label:17} 张量{alive:5}  {counters}',
+    'memory.alias/right': (
+        '第二个名字会让张量继续存活，而释放缓存只会归还没有任何张量在用的内存。在这台机器上（设备为 {device}）：\n{ro'
+        'ws}'
+    ),
+    'memory.alias/hint': (
+        'alias = big 为同一个张量起了第二个名字，而不是复制出一个副本。张量的最后一个名字消失时，它才被释放。之后分配'
+        '器会留着它的块，直到释放缓存时才把这个块还回去。'
+    ),
+    'oom.kept-alive/not-oom': (
+        'failing_step 引发了 {error}，这不是内存不足错误。请让它以不可能满足的 torch.empty(2**62, dtype=torch.uint8) '
+        '结束。'
+    ),
+    'oom.kept-alive/no-error': (
+        'failing_step 没有报错就返回了。它最后应当请求不可能满足的 torch.empty(2**62, dtype=torch.uint8)，每个分配器'
+        '都会拒绝分配。'
+    ),
+    'oom.kept-alive/no-ref': (
+        'failing_step 没有往传给它的列表里放任何东西。请把一个指向其中张量的 weakref.ref 追加到这个列表里。'
+    ),
+    'oom.kept-alive/not-weakref': (
+        'failing_step 往列表里放的是 {got}，而不是 weakref.ref。弱引用不会让张量继续存活，所以它能告诉你是否还有别的'
+        '东西让张量存活。'
+    ),
+    'oom.kept-alive/gone-early': (
+        '错误还被保留着，张量却已经不在了。请把张量保存在 failing_step 的一个局部变量里，就像训练步留着它的激活值那样'
+        '，一直保留到那个不可能满足的请求。'
+    ),
+    'oom.kept-alive/held-elsewhere': (
+        '执行 del 和 gc.collect() 之后，张量仍然存活。除了错误之外，还有别的东西持有它，也许是一个全局名字。请只把它'
+        '保存在局部变量里。'
+    ),
+    'oom.kept-alive/while-caught': (
+        'failing_step 没问题，但 alive_while_caught 不对。运行它，把错误保存为 caught，再看看 alive[0]()。'
+    ),
+    'oom.kept-alive/after-del': (
+        'failing_step 没问题，但 alive_after_del 不对。执行 del caught 和 gc.collect() 之后，再看看 alive[0]()。'
+    ),
+    'oom.kept-alive/right': (
+        '保留下来的错误留住了它的回溯，回溯留住了 failing_step 的栈帧，栈帧又留住了它的张量。删除错误，张量就能被释放'
+        '。'
+    ),
+    'oom.kept-alive/hint': (
+        'weakref.ref(t) 是一个不会让 t 继续存活的引用。只要还有别的东西持有 t，调用它就返回 t。一旦没有任何东西持有 t'
+        '，它就返回 None。'
+    ),
+    'oom.bisect/oom-raised': (
+        'largest_batch_bisect 让一个内存不足错误抛了出来。训练步内存不足的大小就是放不下，所以请捕获这个错误（is_out_'
+        'of_memory），再试一个更小的大小。'
+    ),
+    'oom.bisect/too-large': (
+        '16 MiB 放不下 {got} 个 5 KiB 的样本，只放得下 {want} 个。在 CPU 上不会有任何东西报错，所以要把训练步返回的字'
+        '节数与 budget_bytes 相比。'
+    ),
+    'oom.bisect/halving-only': (
+        'largest_batch_bisect 返回了 {got}，这正是减半找到的大小。请在它和失败的那个大小（它的两倍）之间搜索。'
+    ),
+    'oom.bisect/too-small': (
+        'largest_batch_bisect 返回了 {got}，但 16 MiB 放得下 {want} 个 5 KiB 的样本（减半找到的是 {halved}）。'
+    ),
+    'oom.bisect/tries': (
+        '答案是对的，但训练步被尝试了 {tries} 次。二分法每试一次就把区间缩小一半，这里总共最多只需要约 {enough} 次。'
+    ),
+    'oom.bisect/above-start': (
+        'start 为 1000，而且这个大小的训练步放得下，largest_batch_bisect 却返回了 {got}。绝不要尝试比 start 更大的大'
+        '小。'
+    ),
+    'oom.bisect/start-fits': (
+        'start 为 1000，而且这个大小的训练步放得下，largest_batch_bisect 却返回了 {got}，而不是 1000。'
+    ),
+    'oom.bisect/oom': (
+        '对于一个批量超过 1500 就内存不足的训练步，largest_batch_bisect 返回了 {got}，而不是 1500。训练步引发内存不足'
+        '错误的大小就是放不下。'
+    ),
+    'oom.bisect/swallowed': (
+        '一个有 bug 的训练步（在某些大小下形状出错）没有被发现，搜索返回了 {got}。除了内存不足错误，其他错误都要照常'
+        '抛出。'
+    ),
+    'oom.bisect/right': (
+        '每个样本 5 KiB，在 16 MiB 以内，减半找到 {halved}。你的二分法尝试了 {tries} 次训练步，找到 {got}，这是放得下'
+        '的最大数目。它把内存不足的大小算作太大，并让 bug 照常抛出。'
+    ),
+    'oom.bisect/hint': (
+        '先调用 largest_batch_that_fits。它返回的大小放得下，而它的两倍失败了（除非它就是 start）。然后像本课的辅助函'
+        '数尝试一个大小那样，尝试两者的中点，并保留仍然包含答案的那一半。'
+    ),
+    'oom.late-error/missing': 'answers 中缺少 {names}。',
+    'oom.late-error/letter': 'answers["{name}"] 是 {got!r}。请用一个字母作答，"a"、"b" 或 "c"。',
+    'oom.late-error/without-a': (
+        '错误不会在 bug 所在的那一行报告。在那一行，Python 只是把核函数排进队列就继续往下走了，核函数要稍后才在 GPU '
+        '上失败。'
+    ),
+    'oom.late-error/without-c': '核函数的错误不会丢失。CUDA 会记住它，之后的某次 CUDA 调用会报告它。',
+    'oom.late-error/with-b': (
+        'synchronize() 会一直等到此前排队的所有工作都完成，出错的核函数也在其中，所以它的错误不会越过 synchronize()。'
+    ),
+    'oom.late-error/with-c': 'bug 所在的那一行只是把核函数排进了队列。回溯给出的是遇到错误的那一行。',
+    'oom.late-error/cost-a': 'CUDA_LAUNCH_BLOCKING=1 让每次核函数启动都要等待。一个 synchronize() 要等待几次？',
+    'oom.late-error/cost-c': (
+        'synchronize() 不是免费的。Python 要在那里等到 GPU 运行完所有排队的工作，队列也会因此变空。'
+    ),
+    'oom.late-error/right': (
+        '核函数中的错误，会在它之后第一个碰到 GPU 的调用处浮现。在可疑的那一行之后调用 synchronize()，错误就会在那里'
+        '出现，代价只是一次等待。'
+    ),
+    'oom.late-error/hint': (
+        '回顾第 5 节。Python 把核函数排进队列就继续往下走，CUDA 在之后的某次 CUDA 调用时报告核函数的错误。synchronize'
+        '() 等待的是什么？'
+    ),
+    'precision.bf16-vs-fp16/missing': 'which 缺少 "{name}" 的答案。',
+    'precision.bf16-vs-fp16/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'precision.bf16-vs-fp16/ampere-b': (
+        '关于 {name}，bfloat16 张量核心是从 Ampere 这一代才有的（第 2 节）。据 A100 的数据手册，bfloat16 的峰值和 flo'
+        'at16 相同，都是 312 TFLOP/s。'
+    ),
+    'precision.bf16-vs-fp16/t4-a': (
+        '关于 {name}，T4 和 V100 有计算 float16 的张量核心，却没有计算 bfloat16 的，后者从 Ampere 起才有（第 2 节）。'
+        'autocast 在那里也接受 bfloat16，但只是模拟计算。'
+    ),
+    'precision.bf16-vs-fp16/cpu-a': (
+        '关于 {name}，能直接计算 float16 的 CPU 很少（最新 Intel 服务器芯片上的 AMX-FP16，以及一些 Arm 芯片）。在其他'
+        ' CPU 上，乘积要先转换格式，再走一条慢路径。你测出的 float16 那一行也说明了这一点。'
+    ),
+    'precision.bf16-vs-fp16/half-the-bytes': (
+        '关于 {name}，字节减半确实让访存流量减半，但算术要有支持这种格式的硬件才能加速。没有这样的硬件，训练步并不会'
+        '更快。'
+    ),
+    'precision.bf16-vs-fp16/no-loss': (
+        '{what} 应当返回这个训练步的损失，也就是只含一个值的张量（training_step 返回的就是它），但它返回的是一个 {got'
+        '}。'
+    ),
+    'precision.bf16-vs-fp16/float16-no-scaler': (
+        'float16 的训练步没有缩放损失。没有 GradScaler，小梯度在 float16 中会下溢为 0（第 3 节）。请给 float16 的训练'
+        '步配一个 torch.amp.GradScaler，并把它传给 training_step。'
+    ),
+    'precision.bf16-vs-fp16/needless-scaler': (
+        '{label} 的训练步用了 GradScaler，但只有范围很小的 float16 才需要它。缩放器只会给你计时的训练步增加工作量。'
+    ),
+    'precision.bf16-vs-fp16/not-training': (
+        '{label} 的训练步没有在训练。在计时的这些步中，它的损失从 {first:.4f} 变成了 {last:.4f}。每次调用都像 trainin'
+        'g_step 那样，对参与计算的那个模型执行优化器了吗？'
+    ),
+    'precision.bf16-vs-fp16/noisy': '噪声太大，没法比较（IQR 超过了中位数的三分之一），等机器空闲一些再运行一次检查',
+    'precision.bf16-vs-fp16/row': '  {label:17} 每步 {timing}{versus}',
+    'precision.bf16-vs-fp16/row-skipped': '  {label:17} 这台 Mac 上不能运行（{error}）',
+    'precision.bf16-vs-fp16/right': (
+        'float16 配了缩放器，bfloat16 和 float32 没有。你的训练步在设备 {device} 上的耗时：\n{rows}\n在 Ampere 或更新'
+        '的 GPU 上，两行 16 位的结果很接近。T4 和 V100 只能模拟 bfloat16。在没有 bfloat16 指令的 CPU 上，两行 16 位都'
+        '比 float32 慢（第 5 节）。'
+    ),
+    'precision.bf16-vs-fp16/hint': (
+        '第 4 节的 measure() 会准备好一种做法所需的一切，包括一个新的 make_model() 和一个优化器，只有 dtype 的范围要'
+        '求时才加一个 GradScaler（第 3 节）。make_step 做同样的事，只是不计时，而是返回这个训练步。至于 which，第 2 '
+        '节讲了 Ampere GPU 能计算什么，第 5 节讲了 CPU 的情况。'
+    ),
+    'precision.underflow/missing': 'zeros 缺少这几项的答案：{names}。',
+    'precision.underflow/subnormal': (
+        '{got} 是小于 float16 最小正规数（约 6 × 10⁻⁵）的梯度个数。这些梯度会变成次正规数，而不是 0。请数一数转换之后'
+        '恰好等于 0 的值。'
+    ),
+    'precision.underflow/below-smallest': (
+        '{got} 是小于 float16 最小次正规数 2⁻²⁴（约 6 × 10⁻⁸）的梯度个数。但其中大于它一半的数会向上舍入成它，而不是'
+        '舍入为 0。请数一数转换之后恰好等于 0 的值。'
+    ),
+    'precision.underflow/count': (
+        'zeros["{name}"] 是 {got}，但这不是 1001 个梯度在这种情况下恰好变成 0 的个数。请先转换，再用 (t == 0).sum() '
+        '计数。'
+    ),
+    'precision.underflow/not-a-power': (
+        'largest_scale 是 {got}，它不是 2 的幂。缩放因子要取 2 的幂，因为乘以 2**k 只改变指数，不会带来舍入误差。'
+    ),
+    'precision.underflow/exponent': 'largest_scale 是 {got}。请给出缩放因子本身，即 2**{got}，而不是它的指数。',
+    'precision.underflow/overflows': (
+        '缩放 2**{k} 倍后，最大的梯度 1 变成了 {got}，float16 会把它变成 {value}，因为 float16 能表示的最大数是 65504'
+        '。'
+    ),
+    'precision.underflow/too-small': (
+        '缩放 2**{k} 倍时没有数上溢，但更大的 2 的幂也同样安全。最大的梯度是 1，而 float16 能存下最大到 65504 的数。'
+    ),
+    'precision.underflow/right': (
+        'float16 把 1001 个梯度中的 {f16} 个变成了 0。缩放 2**16 倍后，它丢掉 {f16_scaled} 个，bfloat16 丢掉 {bf16} '
+        '个。最大的安全缩放因子是 2**{k} = {scale}，所以 GradScaler 的初始因子 2**16 会让这里最大的梯度上溢。这时它会'
+        '跳过这一步，并把因子减半。'
+    ),
+    'precision.underflow/hint': (
+        '用 .half() 或 .bfloat16() 转换，再用 int((t == 0).sum()) 计数。缩放要在转换之前做（grads * 2**16）。至于缩放'
+        '因子，可以让 k 逐渐增大，依次试 2.0**k，直到 torch.isfinite(...).all() 给出 False。'
+    ),
+    'precision.small-model/not-three': (
+        'small_setup 应当返回三样东西，即模型、输入和目标 (model, inputs, targets)，但它返回的是一个 {got}。'
+    ),
+    'precision.small-model/no-linear': (
+        'small_setup 返回的模型里没有 nn.Linear 层。请像 make_model() 那样构建它，宽度设为 64。'
+    ),
+    'precision.small-model/width': '模型的第一个线性层是 {got}。宽度为 64 时，它应当是 64 x 64。',
+    'precision.small-model/batch': (
+        '输入的形状是 {got}，目标的形状是 {targets}。一个批量有 64 个样本，每个样本 64 个数，形状就是 (64, 64)，目标'
+        '也有 64 个。'
+    ),
+    'precision.small-model/devices': (
+        '模型在 {model} 上，输入在 {inputs} 上，目标在 {targets} 上。请把三者都移到 device 上，否则第一层就会因为设备'
+        '不同而报错。'
+    ),
+    'precision.small-model/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'precision.small-model/why-b': (
+        '不管矩阵多大，float16 都是超过 65504 才上溢，而这些接近 1 的数相乘，结果远远小于它。'
+    ),
+    'precision.small-model/why-c': (
+        '不管批量大小是多少，缩放器都只在梯度上溢时才跳过一步。况且不用缩放器的 bfloat16，在这个规模下也一样快不了多'
+        '少。'
+    ),
+    'precision.small-model/float32-only': (
+        'float32 每步用时 {full}。这个设备没有可以比较的混合精度（autocast_dtype 返回 None）。'
+    ),
+    'precision.small-model/both': 'float32 每步用时 {full}，{label} 每步用时 {mixed}。两者相比：{versus}。',
+    'precision.small-model/right': (
+        '模型宽 64，批量也是 64，全都放在设备 {device} 上。{result}这么小的训练步只有十几个小核函数，决定它耗时的是核'
+        '函数的启动和类型转换，而不是算术。'
+    ),
+    'precision.small-model/hint': (
+        '照着 make_model 的函数体来写，把 width 换成 64。再像第 4 节那样生成数据，取 batch = 64。然后把这些全都移到设'
+        '备 device 上。至于 why，想一想：由这么小的乘积组成的训练步，时间都花在哪里了（第 5 课）？'
+    ),
+    'tf32.precision-settings/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'tf32.precision-settings/not-restored': (
+        '调用 product_error(where, "{precision}") 之后，float32 矩阵乘积的精度设置是 "{after}"，而不是原来的 "{before'
+        '}"。请在 finally 里把设置恢复原样，否则这个笔记本后面的每个乘积都会沿用它。'
+    ),
+    'tf32.precision-settings/never-set': (
+        'product_error(where, "{precision}") 从没调用 torch.set_float32_matmul_precision("{precision}")，所以它测到的'
+        '只是当时正好生效的那个精度设置。'
+    ),
+    'tf32.precision-settings/zero': (
+        'product_error({where}, "{precision}") 是 0。不管哪种精度设置，拿一个 float32 乘积和另一个 float32 乘积比较，'
+        '都看不出误差。请和在 CPU 上算出的 float64 乘积 a.double() @ b.double() 比较。'
+    ),
+    'tf32.precision-settings/too-large': (
+        'product_error({where}, "{precision}") 是 {got:.3g}，远远超过舍入误差应有的大小（512 x 512 的 float32 乘积约'
+        '为 10⁻⁴）。请和同样两个矩阵的 float64 乘积比较。'
+    ),
+    'tf32.precision-settings/where-b': (
+        'TF32 是 NVIDIA 的技术，只存在于 Ampere 及更新 GPU 的张量核心里。CPU、T4、V100 和 Mac 都没有它，所以 "high" '
+        '在那里什么也不改变（你的 CPU 那几行就能说明）。'
+    ),
+    'tf32.precision-settings/where-c': (
+        '在 Ampere 或更新的 GPU 上，"high" 让 float32 乘积在 TF32 张量核心上计算，每个输入只保留 10 位尾数。第 2 节的'
+        '模拟展示了这样做在精度上的代价。'
+    ),
+    'tf32.precision-settings/row': '  {where:5} {precision:10} 最大误差 {error:.2e}',
+    'tf32.precision-settings/right': (
+        'product_error 设置了每种精度，事后又恢复了原样。"highest" 在任何设备上都是最精确的设置。你的机器上的结果：\n'
+        '{rows}'
+    ),
+    'tf32.precision-settings/hint': (
+        '第 2 节的单元格已经在一个设备上做过一遍。先设置精度，在 where 上相乘，再把结果复制回来，和在 CPU 上算出的 fl'
+        'oat64 乘积比较，最后在 finally 里把设置恢复原样。把这些写成 where 和 precision 的函数就行。'
+    ),
+    'tf32.chunked-sum/one-by-one': (
+        'chunked_sum([2**24, 0, 0, 0, 1, 1, 1, 1], 4) 是 {got:.0f}，那几个 1 都丢了，就像把所有数逐个加进同一个累加和'
+        '一样。请先求每一块的和（四个 1 加起来是 4，而 float32 能精确表示 2**24 + 4），再把块和相加。'
+    ),
+    'tf32.chunked-sum/chunks': (
+        'chunked_sum([2**24, 0, 0, 0, 1, 1, 1, 1], 4) 是 {got:.0f}，而不是 {want:.0f}。两个大小为 4 的块，和分别是 2*'
+        '*24 和 4。v.view(-1, chunk) 的每一行就是一块。'
+    ),
+    'tf32.chunked-sum/not-float32': (
+        'chunked_sum([2**24, 1, 1, 1, 1], 1) 是 {got:.0f}，而不是 {want:.0f}。块大小为 1 时，它就是一个 float32 累加'
+        '和，2**24 + 1 在其中会舍入回 2**24。请在 float32 中把块和逐个相加。Python 的 float 是 float64，比练习要求的'
+        '更精确。'
+    ),
+    'tf32.chunked-sum/values': (
+        '第 3 节的一百万个数按每块 10 个求和时，chunked_sum 给出 {got:.6f}，而在 float32 中把块和逐个相加，得到的是 {'
+        'want:.6f}。你是把块和逐个加进一个 float32 累加和的吗？（torch.sum 是成对相加的。）'
+    ),
+    'tf32.chunked-sum/not-a-chunk': 'most_accurate 是 {got}。请从三种块大小 10、1000 和 100_000 中选一个作答。',
+    'tf32.chunked-sum/most-accurate': (
+        'most_accurate 是 {got}，但另一种块大小的结果离 float64 的和更近。把三个误差打印出来看看。'
+    ),
+    'tf32.chunked-sum/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'tf32.chunked-sum/why-b': (
+        'float32 最大可到 3.4 × 10³⁸，一百万个大小约为 1 的数加起来，远远到不了这么大。问题不在范围，而在有效数字。'
+    ),
+    'tf32.chunked-sum/why-c': '累加和按数到来的顺序一个接一个地相加，顺序是固定的。',
+    'tf32.chunked-sum/row': '  {label:17} 误差 {error:.2e}',
+    'tf32.chunked-sum/chunks-of': '块大小 {size}',
+    'tf32.chunked-sum/running-total': '单一累加和',
+    'tf32.chunked-sum/right': (
+        'chunked_sum 在 float32 中把块和逐个相加。与第 3 节那些数的 float64 之和相比：\n{rows}\n块越大，加进大累加和'
+        '的次数就越少。torch.sum 按块、按树形相加，正是这个原因。'
+    ),
+    'tf32.chunked-sum/hint': (
+        'v.view(-1, chunk).sum(dim=1) 给出各块的和。np.cumsum(..., dtype=np.float32)[-1] 在 float32 中把它们逐个相加'
+        '，就像练习里的提示对所有数所做的那样。'
+    ),
+    'tf32.repeatable/left-on': (
+        'train 结束后，确定性模式仍然开着。请在最后（在 finally 里）把它关掉，否则后面的每个单元格都会在这个模式下运'
+        '行，遇到没有确定性实现的运算就会报错。'
+    ),
+    'tf32.repeatable/shape': 'train 应当把 10 个损失作为一个张量返回（torch.stack(losses)），但它返回的是 {got}。',
+    'tf32.repeatable/shape-of': '形状为 {shape} 的张量',
+    'tf32.repeatable/not-deterministic': (
+        'train 从没调用 torch.use_deterministic_algorithms(True)。在 CPU 上，两次运行本来就一致。但在 CUDA GPU 上，用'
+        '原子加法的运算（第 4 节）会让它们不同。请在 train 里打开确定性模式。'
+    ),
+    'tf32.repeatable/not-learning': (
+        '10 步之内，损失从 {first:.4f} 变成了 {last:.4f}，模型没有在学习。每一步都像 training_step 那样执行了优化器吗'
+        '？'
+    ),
+    'tf32.repeatable/differ': (
+        'train 的两次运行最多相差 {diff:.2e}。请在 train 里、创建模型和数据之前设置种子，让每次运行都从同样的起点开始'
+        '。'
+    ),
+    'tf32.repeatable/cpu-only': (
+        '没有 GPU，就没有第二个设备可以比较。在有 GPU 的机器上，检查还会在 CPU 上训练一次，并告诉你哪个 torch.allclos'
+        'e 容差能接受这两次运行。'
+    ),
+    'tf32.repeatable/across': (
+        '在设备 {device} 上和在 CPU 上，损失的相对差别最多为 {relative:.1e}。能接受这两次运行的最小容差：{rtol}。'
+    ),
+    'tf32.repeatable/no-rtol': '到 1e-2 为止都没有',
+    'tf32.repeatable/right': '在确定性模式下，设备 {device} 上的两次运行得到了相同的比特。{across}',
+    'tf32.repeatable/hint': (
+        '在 train 里，先在创建模型之前调用 torch.manual_seed(0)，再用一个设好种子的 torch.Generator 生成数据。然后打'
+        '开确定性模式，调用 10 次 training_step，传入 loss_fn=F.mse_loss。最后把损失堆叠起来，并在 finally 里关掉确定'
+        '性模式。'
+    ),
+    'loading.spawn/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'loading.spawn/no-batch': 'first_batch_seconds 从没从 DataLoader 中取出过批量。请给 next(iter(loader)) 计时。',
+    'loading.spawn/workers': '这个 DataLoader 的 num_workers={got}，而练习只启动一个工作进程。',
+    'loading.spawn/context': (
+        'first_batch_seconds({given}) 创建的 DataLoader 用的是 multiprocessing_context={got}。请把传给它的 context 原'
+        '样传下去。'
+    ),
+    'loading.spawn/clock-after-start': (
+        '计时是在 iter(loader) 之后才开始的，而工作进程正是在 iter(loader) 时启动的。请在它之前开始计时，否则你只测到'
+        '了这个批量，没测到工作进程的启动。'
+    ),
+    'loading.spawn/not-first-batch': (
+        '假设工作进程启动要 1 s，每个批量要 10 ms，first_batch_seconds 返回的是 {got}，而不是 {want}。请只计一次时，'
+        '从索取批量开始，到拿到第一个批量为止。'
+    ),
+    'loading.spawn/why-a': 'pickle 记下一个类时，只记它的模块和名字，从不记它的代码，所以工作进程必须自己导入它。',
+    'loading.spawn/why-c': '那是 fork。spawn 启动的是一个新的 Python 解释器，里面没有笔记本定义的任何类。',
+    'loading.spawn/right': (
+        '你的计时包括了工作进程的启动。在这台机器上（默认启动方法是 {method}），默认方法下第一个批量在 {default} 后到'
+        '达，用 spawn 启动的工作进程则要 {spawn}。'
+    ),
+    'loading.spawn/hint': (
+        '创建 DataLoader 时传入 num_workers=1 和 multiprocessing_context=context。读一次 time.perf_counter()，取 next'
+        '(iter(loader))，再读一次。至于 why，第 2 节讲了 pickle 为一个类记下了什么。'
+    ),
+    'loading.workers/no-helper': (
+        'per_step 从没调用 step_time_split。请用它来测量，因为它在每一步之后都会同步，还会把第一个批量单独记下。'
+    ),
+    'loading.workers/num-workers': 'per_step({asked}) 交给 step_time_split 的加载器设置的是 num_workers={got}。',
+    'loading.workers/batches': 'per_step 传给 step_time_split 的是 max_batches={got}，而不是 16。',
+    'loading.workers/not-a-pair': (
+        'per_step 应当返回一对数 (waiting, computing)，即等待时间和计算时间，但它返回的是一个 {got}。'
+    ),
+    'loading.workers/computing-total': '这个计算时间是所有步加在一起的。请把它除以批量数。',
+    'loading.workers/computing': '每步的计算时间是 StepTimes 的 computing 除以它的 batches。',
+    'loading.workers/first-batch': (
+        '等待时间被除以了全部批量数，但它不包括第一个批量。step_time_split 把第一个批量单独记下，因为工作进程是在那时'
+        '启动的。请除以 batches - 1。'
+    ),
+    'loading.workers/waiting-total': '这个等待时间是所有步加在一起的。请把它除以它所覆盖的批量数，即 batches - 1。',
+    'loading.workers/waiting': '每步的等待时间是 StepTimes 的 waiting 除以 batches - 1（第一个批量是单独记下的）。',
+    'loading.workers/cores': (
+        '睡眠的工作进程就像在等磁盘，不占用 CPU 核心。所以只在等待的工作进程，数目超过核心数也照样有帮助。解码图像的'
+        '工作进程则是另一回事。'
+    ),
+    'loading.workers/row': '  num_workers={workers}：每步等待 {waiting}，计算 {computing}',
+    'loading.workers/right': (
+        'per_step 按每步来测量，第一个批量单独记下。在这台机器上（{cores} 个 CPU 核心）：\n{rows}\n等待时间大约按 1/n'
+        ' 下降，计算时间则保持不变。'
+    ),
+    'loading.workers/hint': (
+        '用第 3 节的 slow_loader(workers) 创建带 workers 个工作进程的加载器，再用 step_time_split(model, loader, opti'
+        'mizer, device, max_batches=16) 测量它。其中的模型和优化器就用第 3 节创建的，设备用 device。然后做除法，等待'
+        '时间除以 batches - 1，计算时间除以 batches。'
+    ),
+    'loop.save-optimizer/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'loop.save-optimizer/not-resumed': (
+        '恢复后的两轮训练，损失分别是 {kept:.2f} 和 {fresh:.2f}，就像从未训练的权重开始一样。请把检查点里的模型状态加'
+        '载到模型中。'
+    ),
+    'loop.save-optimizer/ignores-checkpoint': (
+        '交给它一个未训练权重的检查点，resume_one_epoch 这一轮结束时的损失仍是 {loss:.2f}，和训练好的模型一样。它加载'
+        '的是传给它的检查点，而不是第 5 节的 saved 吗？'
+    ),
+    'loop.save-optimizer/same': (
+        'resume_one_epoch 两种方式给出的损失都是 {loss:.4f}。它是不是只在 keep_optimizer 为 True 时才加载优化器的状态'
+        '？'
+    ),
+    'loop.save-optimizer/wrong-way-round': (
+        '用保存的状态时，这一轮的损失是 {kept:.4f}，用全新的 Adam 时是 {fresh:.4f}。keep_optimizer 是不是用反了？'
+    ),
+    'loop.save-optimizer/why-a': '两次运行创建 Adam 时用的是同一个学习率 0.01。差别在于 Adam 记住了什么。',
+    'loop.save-optimizer/why-c': '两次运行加载的都是训练好的权重，不同的只有优化器的状态。',
+    'loop.save-optimizer/right': (
+        '用 Adam 保存的状态恢复时，这一轮的训练损失是 {kept:.3f}。用全新的 Adam 时是 {fresh:.3f}，是前者的 {ratio:.1f'
+        '} 倍。不带优化器状态恢复的训练，只是从训练好的权重出发重新开始。学习率调度器的 state_dict() 和 SGD 的动量也'
+        '要保存。'
+    ),
+    'loop.save-optimizer/hint': (
+        '像第 5 节那样构建模型，用 digits_mlp().to(device) 放到设备上，再 load_state_dict。然后新建一个 Adam，只有 ke'
+        'ep_optimizer 为真时才调用它的 load_state_dict。最后调用一次 train_one_epoch。两次运行中，加载器和 torch.manu'
+        'al_seed 的种子要设得一样。'
+    ),
+    'loop.resume-exactly/missing': 'needed_for 缺少 "{name}" 的答案。',
+    'loop.resume-exactly/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'loop.resume-exactly/generator-b': '暂退法从 PyTorch 的全局生成器中抽取随机数，而不是从加载器的生成器中抽取。',
+    'loop.resume-exactly/generator-c': '恢复的运行的起始权重来自检查点里的模型状态，而不是来自加载器的生成器。',
+    'loop.resume-exactly/rng-a': '加载器从它自己的生成器中抽取批量的顺序。',
+    'loop.resume-exactly/rng-c': '权重是从检查点恢复的。模型训练时，还有什么在抽取随机数？',
+    'loop.resume-exactly/not-loadable': (
+        'torch.load(..., weights_only=True) 读不回你的检查点（{error}）。检查点里只能放张量、数字、字符串和普通容器。'
+    ),
+    'loop.resume-exactly/model': 'restore 之后，模型的权重和保存的不一样。请把检查点里的模型状态加载到模型中。',
+    'loop.resume-exactly/optimizer': 'restore 之后，Adam 的步数和保存的不一样。请把优化器的状态也加载进去。',
+    'loop.resume-exactly/generator': (
+        'restore 之后，加载器的生成器没有回到保存时的位置，所以恢复的运行又会按第 1 轮的方式打乱。请保存它的状态，再'
+        '把状态放回去。'
+    ),
+    'loop.resume-exactly/rng': (
+        'restore 之后，PyTorch 的全局随机状态和保存时不一样，所以暂退法会把另一些单元置零。请保存 torch.get_rng_state'
+        '()，再把它放回去。'
+    ),
+    'loop.resume-exactly/differs': (
+        '所有状态都恢复了，但再训练 2 轮后的权重，和一口气训练 4 轮的不一样。restore 在设置完这些状态之后，是不是又改'
+        '动了什么，比如设置了种子？'
+    ),
+    'loop.resume-exactly/right': (
+        '训练 2 轮、保存检查点、再训练 2 轮，得到的权重和一口气训练 4 轮的逐位相同。权重、Adam 的状态、批量的顺序，以'
+        '及暂退法随机选中的单元，全都恢复了。'
+    ),
+    'loop.resume-exactly/hint': (
+        '检查点要包含训练用到的每一个状态。一是模型和优化器的 state_dict()，二是两个随机生成器的状态，即加载器的生成'
+        '器和 PyTorch 的全局生成器。restore 用各自对应的方法把它们逐一放回去。'
+    ),
+    'loop.pin-price/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'loop.pin-price/not-copied': 'copy_pageable() 返回的张量在 {got} 上，而不是在 {want} 上。请把 host 复制到设备上。',
+    'loop.pin-price/not-pinned': (
+        'pin_host() 应当返回 host 在锁页内存中的副本，但它返回的张量（在设备 {device} 上）没有锁页。'
+    ),
+    'loop.pin-price/pays': (
+        '锁页要在主内存内部把张量复制一遍，这和驱动为可分页内存的复制所做的中转是同样的工作。只为一次复制而锁页一次，'
+        '什么也省不下。'
+    ),
+    'loop.pin-price/thread-b': '任何线程都可以锁页。没有工作进程时，就由循环自己的线程来做。',
+    'loop.pin-price/thread-c': '从锁页内存复制，不管是在哪里锁的页，都一样快。线程决定的是锁页在什么时候进行。',
+    'loop.pin-price/measured': (
+        '在设备 {device} 上，把 {size} 锁页用了 {pin}，从可分页内存把它复制一次用了 {copy}。锁页与复制相比：{versus}'
+        '。'
+    ),
+    'loop.pin-price/skipped': (
+        '这里没有 CUDA GPU（设备是 {device}），没有什么可锁页的，所以什么也没有计时。在 CUDA GPU 上，把 64 MiB 锁页所'
+        '需的时间，和从可分页内存复制一次差不多，因为后者的中转做的是同样的工作（这是解答中的推理，不是实际运行的记录'
+        '）。'
+    ),
+    'loop.pin-price/right': (
+        '{measured}对于要复制许多次的张量，或者不能让 Python 停下来等待的复制（non_blocking=True），锁页才划算。'
+    ),
+    'loop.pin-price/hint': (
+        'pin_host 返回 host.pin_memory()，copy_pageable 返回 host.to(device)，即把 host 复制到设备上。至于 pays，想一'
+        '想：复制之前，驱动要对可分页内存做什么（第 1 节）？'
+    ),
+    'ddp.no-sync/no-group': (
+        '检查没能建立一个只有一个进程的进程组（在 CPU 上用 Gloo），无法运行你的这一步。原因：{error}'
+    ),
+    'ddp.no-sync/no-distributed': '你装的 PyTorch 不带 torch.distributed',
+    'ddp.no-sync/group-open': (
+        '本笔记本中已经打开了一个有 {size} 个进程的进程组，而检查需要只有一个进程的进程组。请重启内核，重新运行本课，'
+        '再运行这个检查。'
+    ),
+    'ddp.no-sync/steps': 'accumulate_step 调用了 {n} 次 optimizer.step()。两个微批量都算完之后，优化器只应走一步。',
+    'ddp.no-sync/not-halved': (
+        '这一步让权重移动的距离，是在全部样本上走一步的两倍。请把每个微批量的损失除以微批量的个数，这样两个梯度加起来'
+        '才是平均损失的梯度。'
+    ),
+    'ddp.no-sync/stale': (
+        '上一步的梯度还留在 .grad 中，被算进了这一步。请先调用 optimizer.zero_grad()，让优化器把梯度清零。'
+    ),
+    'ddp.no-sync/one-half': (
+        '只有一个微批量的梯度进入了这一步。两个微批量都要做前向传播和反向传播，而且都要计算梯度，然后再走一步。no_syn'
+        'c() 跳过的是全归约，不是反向传播。'
+    ),
+    'ddp.no-sync/weights': (
+        '你的这一步之后，权重与在全部样本上一次走一步的结果不同（最多相差 {diff:.1e}）。请让两个微批量都做前向传播和'
+        '反向传播，每个损失都减半，然后只走一步。'
+    ),
+    'ddp.no-sync/none': (
+        '你的这一步没有做全归约，各进程的梯度就永远不会求平均。最后一个微批量要放在 no_sync() 之外运行。'
+    ),
+    'ddp.no-sync/no-no-sync': (
+        '权重是对的，但你的这一步做了 {n} 次全归约，每次 backward() 一次。请把第一个微批量放在 `with model.no_sync():'
+        '` 里运行。'
+    ),
+    'ddp.no-sync/forward-outside': (
+        '你用了 model.no_sync()，但这一步仍然做了 {n} 次全归约。反向传播要不要做全归约，是 DDP 在前向传播时决定的。所'
+        '以第一个微批量的前向传播和反向传播都要放在这个块里。'
+    ),
+    'ddp.no-sync/counts-missing': 'all_reduces 缺少 {names} 的答案。',
+    'ddp.no-sync/counts': (
+        '你的函数是对的，但 all_reduces 中 {names} 的答案不对。只要一次 backward() 的前向传播是在 no_sync() 之外运行'
+        '的，DDP 就会在这次 backward() 中做全归约。'
+    ),
+    'ddp.no-sync/hint': (
+        '先把梯度清零，再把 inputs 和 labels 各分成两份（.chunk(2)）。第一份的前向传播和反向传播放在 `with model.no_s'
+        'ync():` 里，第二份的放在块之后，每个损失都除以 2，.grad 会把它们加起来。最后只走一步。'
+    ),
+    'ddp.no-sync/right': (
+        '你的这一步只做了一次全归约，而不是两次，权重也与在全部 32 个样本上走一步的结果相同（误差在 1e-6 以内）。有 k'
+        ' 个微批量时，no_sync() 每一步能省掉 k - 1 次全归约。'
+    ),
+    'ddp.scaling-rule/not-three': '{call} 返回的是 {got}。它应当返回一个含有 3 个损失的列表，每轮一个。',
+    'ddp.scaling-rule/n-values': '{n} 个值',
+    'ddp.scaling-rule/not-numbers': '不是数字的值',
+    'ddp.scaling-rule/not-finite': '{call} 返回的损失中有一个不是有限的数，说明训练发散了。',
+    'ddp.scaling-rule/batch-ignored': (
+        'train(64, 0.1) 得到的损失与 train(32, 0.1) 的完全相同。请把 batch 传给 DataLoader（batch_size=batch）。'
+    ),
+    'ddp.scaling-rule/lr-ignored': 'train(64, 0.2) 得到的损失与 train(64, 0.1) 的完全相同。请把 lr 传给优化器。',
+    'ddp.scaling-rule/losses': (
+        '{call} 得到的损失是 {got}，而用同样的设置在 make_data() 上训练课程中的 make_model()，得到的大约是 {want}。请'
+        '每次调用都用一个新模型、SGD 和打乱的批量来训练，并在每轮之后测量全部 256 个样本上的损失。'
+    ),
+    'ddp.scaling-rule/closer-not-a-rate': 'closer 应当是 0.1 或 0.2，即批量为 64 时试过的学习率之一，但它是 {got}。',
+    'ddp.scaling-rule/closer': '你自己算出的损失并不支持这个答案。请把批量 64 的每条曲线与批量 32 的曲线逐轮比较。',
+    'ddp.scaling-rule/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'ddp.scaling-rule/why-b': (
+        '不是 (b)。损失是平均值，所以 64 个样本的平均梯度和 32 个样本的差不多大，只是噪声更小。不妨数一数一轮有多少步'
+        '。'
+    ),
+    'ddp.scaling-rule/why-c': (
+        '不是 (c)。两个进程的平均梯度再求平均，就是全部 64 个样本的平均梯度，和其中任何一个差不多大。何况 train() 只'
+        '在一个进程中运行。不妨数一数一轮有多少步。'
+    ),
+    'ddp.scaling-rule/hint': (
+        '用 DataLoader(make_data(), batch_size=batch, shuffle=True)、学习率为 lr 的 SGD 和普通的训练循环。每轮之后，'
+        '在 torch.no_grad() 下计算模型在全部输入上的损失。然后比较批量为 32 和 64 时，一轮各要走多少步。'
+    ),
+    'ddp.scaling-rule/right': (
+        '批量为 64 时，学习率 0.2 的损失与批量 32 的相差不超过 {gap_double:.4f}，学习率 0.1 则落后 {gap_same:.2f}。这'
+        '就是线性缩放规则。学习率要随全局批量一起缩放，批量很大时还要加上预热。'
+    ),
+    'ddp.uneven-data/not-two': '{call} 返回的是 {got}。它应当返回两个列表，依次是 rank 0 和 rank 1 的索引。',
+    'ddp.uneven-data/n-items': '{n} 个元素',
+    'ddp.uneven-data/not-indices': '不是索引列表的元素',
+    'ddp.uneven-data/drop-last-ignored': (
+        '{call} 返回的是采样器在另一个 drop_last 取值下给出的结果。请把 drop_last 传给 DistributedSampler。'
+    ),
+    'ddp.uneven-data/no-shuffle': (
+        '{call} 按顺序返回索引，没有打乱。请像第 3 节那样，给采样器传入 shuffle=True 和 seed=0。'
+    ),
+    'ddp.uneven-data/swapped': '{call} 先返回了 rank 1 的索引。第一个列表应当是 rank 0 的。',
+    'ddp.uneven-data/other': (
+        '{call} 返回的两份索引分别有 {sizes} 个，这不是两个 rank 的 DistributedSampler 在第 0 轮给出的结果（num_repli'
+        'cas=2、rank=0 和 1、shuffle=True、seed=0、set_epoch(0)）。'
+    ),
+    'ddp.uneven-data/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'ddp.uneven-data/why-b': (
+        '不是 (b)。采样器从来看不到其他 rank 的份额，而且它自己就会把各份拉平。想一想在 DDP 下，每一步的 backward() '
+        '都做了什么。'
+    ),
+    'ddp.uneven-data/why-c': (
+        '不是 (c)。只有一个进程时，最后一个批量也可能更小（DataLoader 的最后一个批量），训练照样进行。想一想在 DDP 下'
+        '，每一步的 backward() 都做了什么。'
+    ),
+    'ddp.uneven-data/hint': (
+        '为每个 rank 创建一个 DistributedSampler(examples, num_replicas=2, rank=rank, shuffle=True, seed=0, drop_last'
+        '=drop_last)，调用 set_epoch(0)，再用 list(sampler) 取出它的索引。'
+    ),
+    'ddp.uneven-data/right': (
+        '不用 drop_last 时，每个 rank 读 {padded} 个索引，样本 {twice} 被读了两次。用 drop_last=True 时，每个 rank 读'
+        ' {dropped} 个，样本 {never} 在第 0 轮没有被读到（换一轮就是另一个样本）。无论哪种方式，两个 rank 走的步数都'
+        '相同。'
+    ),
+    'ddp-practice.hang/no-error': (
+        'error 是 None，也就是说 launch 什么也没有抛出。请在 try: ... except RuntimeError as err: 中调用 launch(hang,'
+        ' 2, timeout=60)，并把 err 保存为 error。'
+    ),
+    'ddp-practice.hang/not-an-exception': (
+        'error 应当是 launch 抛出的异常（except RuntimeError as err: error = err），但它是 {got}。'
+    ),
+    'ddp-practice.hang/launch-timeout': (
+        'launch 抛出了 TimeoutError。这是 launch 自己 60 秒的超时停下了各个进程，进程组的超时没能结束等待。请给 init_'
+        'process_group 传入 timeout=timedelta(seconds=5)。'
+    ),
+    'ddp-practice.hang/other-error': (
+        'launch 抛出的是 {kind}，而不是脚本失败时的 RuntimeError。请读一读它的消息，改正调用，再运行一次。'
+    ),
+    'ddp-practice.hang/too-soon': (
+        'seconds 是 {seconds:.1f}，比进程组 5 秒的超时还短。要么脚本在 rank 0 进入全归约等待之前就失败了（请读一读报'
+        '错），要么计时没有覆盖整个 launch 调用。'
+    ),
+    'ddp-practice.hang/too-late': (
+        'seconds 是 {seconds:.1f}，比 rank 1 睡的那一分钟还长，说明进程组 5 秒的超时没有结束等待。脚本中的超时是 5 秒'
+        '吗？'
+    ),
+    'ddp-practice.hang/pids': 'pids 应当是一个列表，装着两个 rank 打印的进程号，但它是 {got}。',
+    'ddp-practice.hang/pids-not-printed': (
+        "{pids} 不是这次启动的进程号。请从错误文本中 'rank N pid P' 这样的行里取出进程号。"
+    ),
+    'ddp-practice.hang/still-running': (
+        '启动结束后，进程 {pids} 仍然存在，也就是说有训练进程比启动活得更久。这个单元格是不是还用别的方式启动了进程？'
+    ),
+    'ddp-practice.hang/hint': (
+        '在 try 之前和之后各读一次 time.perf_counter()。把异常保存为 error（except RuntimeError as err: error = err）'
+        '。进程号就在它的文本中，可以用 re.findall(r"rank \\d pid (\\d+)", str(error)) 取出。'
+    ),
+    'ddp-practice.hang/right': (
+        'launch 在 {seconds:.1f} 秒后抛出了 RuntimeError。这是进程组 5 秒的超时加上两个 Python 进程的启动时间，而不是'
+        ' rank 1 的那一分钟。rank 0 报告的是：{said}。两个进程（{pids}）都已结束。'
+    ),
+    'ddp-practice.load-anywhere/refused': (
+        '加载 {case} 时报错了（缺少名字，或者有多余的名字）。请在有 module. 前缀时去掉它，没有前缀时不要动。'
+    ),
+    'ddp-practice.load-anywhere/renamed': (
+        '对于 {case}，load_anywhere 改掉了调用者字典中的名字。请在副本上改名（consume_prefix_in_state_dict_if_present'
+        ' 会就地修改字典）。'
+    ),
+    'ddp-practice.load-anywhere/metadata': (
+        '对于 {case}，load_anywhere 改掉了调用者字典的 _metadata。请给副本一份自己的 _metadata，或者干脆不带它。'
+    ),
+    'ddp-practice.load-anywhere/values-changed': (
+        '对于 {case}，load_anywhere 改动了调用者字典中的张量。这些张量只能读，不能改。'
+    ),
+    'ddp-practice.load-anywhere/not-loaded': (
+        'load_anywhere(model, {case}) 之后，模型中没有检查点里的 {names}。请用 strict=True（默认值）加载，这样对不上'
+        '的名字会报错，而不是被跳过。'
+    ),
+    'ddp-practice.load-anywhere/hint': (
+        '先复制字典（copy.copy(state) 会保留它的 _metadata，这份 _metadata 也要复制一份）。再用 consume_prefix_in_sta'
+        'te_dict_if_present(copy, "module.") 去掉副本上的前缀，最后调用 model.load_state_dict(copy)。'
+    ),
+    'ddp-practice.load-anywhere/right': '三种字典都加载出了相同的权重，调用者的字典也保留了原来的名字和 _metadata。',
+    'ddp-practice.less-work/no-products': '这个任务没有计算矩阵乘积。它应当像第 4 节那样计算 b @ b。',
+    'ddp-practice.less-work/size': '这个任务乘的是 {got} 的矩阵，而练习要求的是 32 × 32。',
+    'ddp-practice.less-work/steps': '这个任务计算了 {n} 次乘积，而练习要求 3,000 步，每步一次。',
+    'ddp-practice.less-work/not-positive': (
+        '零或负的时间不是测量结果。请像第 4 节那样，用 median_and_iqr_seconds 给两种做法计时。'
+    ),
+    'ddp-practice.less-work/too-fast': (
+        '同时运行的加速比达到了 {ratio:.1f}×，而两个线程最多只能把时间减半。可见线程还没跑完，计时就停了。请在被计时'
+        '的函数内部 join 每一个线程。'
+    ),
+    'ddp-practice.less-work/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'ddp-practice.less-work/why-b': (
+        '不是 (b)。torch.set_num_threads(1) 设定的是 PyTorch 在一次运算内部用几个线程，而不是能运行几个 Python 线程。'
+        '在第 4 节中，同样的设置下两个线程就同时计算了。'
+    ),
+    'ddp-practice.less-work/why-c': (
+        '不是 (c)。两个 32 × 32 的 float 矩阵只占 8 KB，任何 CPU 的缓存都能装下好多倍。看看每一步除了乘法还做了什么。'
+    ),
+    'ddp-practice.less-work/hint': (
+        '照搬第 4 节中 CPU 的 make_job，取 n, steps = 32, 3000。先调用 torch.set_num_threads(1)，用 median_and_iqr_se'
+        'conds(..., cpu, min_run_time=0.1) 分别给 lambda: [job() for job in jobs] 和 at_the_same_time 计时，最后调用 '
+        'torch.set_num_threads(cores)。'
+    ),
+    'ddp-practice.less-work/right': (
+        '在你的机器上，32 × 32 的任务一个接一个运行用了 {sequential}，同时运行用了 {parallel}，线程的加速比是 {ratio:'
+        '.2f}×。请与第 4 节的加速比比较。每一步大多是 Python 代码，而线程运行 Python 时一直握着 GIL。'
+    ),
+    'builds.which-build/right': (
+        '在 2.13 的几个 CUDA 版中，只有 cu126 带有 V100 的代码。Blackwell GPU 则既需要 CUDA 13 版，也需要认得它的驱动'
+        '。'
+    ),
+    'builds.which-build/missing': 'build 缺少 {names} 的答案。',
+    'builds.which-build/not-a-tag': '{what} 是 {got}。请写一个构建标签，比如 "cu126"，或者写 None。',
+    'builds.which-build/not-published': (
+        '情况 "{case}"：{got} 不是 PyTorch 2.13 的 CUDA 版。2.13 发布的是 cu126、cu130 和 cu132。'
+    ),
+    'builds.which-build/driver': (
+        '情况 "{case}"：{got} 是 CUDA {major} 版，需要支持 CUDA {major}.0 或更新版本的驱动，而这个驱动不支持。'
+    ),
+    'builds.which-build/gpu-driver': (
+        '情况 "{case}"：无论装哪个版本，这个驱动都无法运行 {gpu} 这样的 Blackwell GPU。它需要什么样的驱动，第 3 节里'
+        '有说明。'
+    ),
+    'builds.which-build/gpu': (
+        '情况 "{case}"：{got} 不带 {gpu}（计算能力 {cc}）的代码。哪些版本带有它的代码，请看第 4 节的表格。'
+    ),
+    'builds.which-build/none-fits': '情况 "{case}"：2.13 中有一个 CUDA 版既适合这个驱动，也适合这块 GPU。',
+    'builds.which-build/command-not-pip': (
+        'command 应当是安装 torch 的 pip 命令，比如 pip install torch==... --index-url ...'
+    ),
+    'builds.which-build/command-unpinned': (
+        'command 安装 {got} 时没有固定版本号。请写成 torch==2.13.0，否则 pip 可能悄悄装上那个索引中的另一个版本。'
+    ),
+    'builds.which-build/command-no-index': (
+        'command 中没有 --index-url，pip 就会装上 PyPI 上的版本。在 Linux 上那是 CUDA 13 版，这个驱动运行不了。'
+    ),
+    'builds.which-build/command-index': (
+        'command 从 {got} 安装。{want} 版要从 https://download.pytorch.org/whl/{want} 安装。'
+    ),
+    'builds.which-build/hint': (
+        '对每种情况，都检查第 2 节讲的两处衔接。一是驱动是否支持这个 CUDA 版的 CUDA 主版本（CUDA 13 版需要 580 或更新'
+        '的驱动），二是它是否带有这块 GPU 的代码（见第 4 节的表格）。新 GPU 还需要认得它的驱动。'
+    ),
+    'builds.arch-list/right': '只有 RTX 5090 用不了。带有 Blackwell 代码的版本从 cu128 开始。',
+    'builds.arch-list/missing': 'fits 缺少 {names} 的答案。',
+    'builds.arch-list/wrong': (
+        '{names} 的答案不对。机器码 sm_XY 能在同一代中计算能力从 X.Y 到 X.9 的 GPU 上运行，但从不能在另一代 GPU 上运'
+        '行。'
+    ),
+    'builds.arch-list/not-a-tag': '{what} 是 {got}。请写一个构建标签，比如 "cu126"。',
+    'builds.arch-list/not-a-build': 'oldest_build 是 {got}，而第 5 节表格中的 PyTorch 版本都没有发布过它。',
+    'builds.arch-list/build-older': '{got} 不带 RTX 5090 的代码。哪些版本带有 Blackwell 的代码？（见第 4 节的表格）',
+    'builds.arch-list/build-newer': '{got} 带有 RTX 5090 的代码，但更早的版本就已经有了。请写出最早的那个。',
+    'builds.arch-list/hint': (
+        'sm_XY 能在计算能力从 X.Y 到 X.9 的 GPU 上运行。请找一个与这块 GPU 同一代（第一个数字相同）、第二个数字又不大'
+        '于它的条目。_has_kernels_for((8, 9), arch_list) 能回答一块 GPU 的情况。'
+    ),
+    'builds.found-version/right': (
+        '这个驱动支持 CUDA 12.4，pip 装的是 PyPI 上的 CUDA 13 版。只有换上新驱动（580 或更新的版本），RTX 5090 才能用'
+        '起来。'
+    ),
+    'builds.found-version/driver': (
+        'driver_serves 是 "{got}"。消息中驱动的 CUDA 版本按 1000 × 主版本号 + 10 × 次版本号编码。'
+    ),
+    'builds.found-version/runs': (
+        'pip_installed 是 {got}。支持 CUDA 12.4 的驱动能运行所有 CUDA 12 版和更早的版本，所以报错说驱动太旧的那个版本'
+        '，CUDA 主版本一定更新。'
+    ),
+    'builds.found-version/installed': (
+        'pip_installed 是 {got}。近来的 PyTorch 版本在 PyPI 上的 Linux wheel 带的是哪个 CUDA 主版本？（见第 6 节）'
+    ),
+    'builds.found-version/choice': 'fix 应当是 "a"、"b" 或 "c" 之一，但它是 {got}。',
+    'builds.found-version/fix-b': (
+        'cu126 能在支持 CUDA 12.4 的驱动上运行（次版本兼容性），而 cu118 同样没有 Blackwell 的代码。不要只看驱动，也'
+        '要看 GPU。'
+    ),
+    'builds.found-version/fix-c': (
+        '只要还用这个驱动，装哪个版本都没用。Blackwell GPU 需要 570 或更新的驱动，而这个驱动只支持 CUDA 12.4。'
+    ),
+    'builds.found-version/hint': (
+        '驱动的 CUDA 版本按 1000 × 主版本号 + 10 × 次版本号编码。只有所装 PyTorch 的 CUDA 主版本比驱动的新时，才会出'
+        '现这条消息。然后再想一想，这个版本的驱动到底能不能运行 Blackwell GPU（见第 3 节）。'
+    ),
+}
+
+
+TEXTS_ZH: dict[str, str] = {
+}
 
 
 # --- Exercise checks: check() and hint() (exercises/) ---------------------------------------------
@@ -1676,7 +3074,9 @@ class _Wrong(Exception):
 
 
 def _say(key: str, **fields: object) -> str:
-    return MESSAGES[key].format(**fields)
+    """Message ``key`` with its fields, in the edition's language (English where a translation is missing)."""
+    text = MESSAGES_ZH.get(key) if language() == "zh" else None
+    return (text or MESSAGES[key]).format(**fields)
 
 
 def _find(exercise_id: object) -> _Exercise:
@@ -1756,14 +3156,13 @@ def _expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
     """Raise _Wrong when ``value`` (the learner's ``what``) is not of ``kind``."""
     if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
         kinds = kind if isinstance(kind, tuple) else (kind,)
-        want = " or ".join("a tensor (torch.Tensor)" if k is torch.Tensor else f"{_article(k.__name__)} {k.__name__}"
-                           for k in kinds)
-        got = type(value).__name__
-        raise _Wrong("core/wrong-type", what=what, want=want, got=f"{_article(got)} {got}")
+        want = _say("core/or").join(_say("core/a-tensor") if k is torch.Tensor else _a(k.__name__) for k in kinds)
+        raise _Wrong("core/wrong-type", what=what, want=want, got=_a(type(value).__name__))
 
 
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
+def _a(name: str) -> str:
+    """A type's name with its article, "an int", "a str" (in Chinese the name alone)."""
+    return _say("core/an-kind" if name[:1].lower() in "aeiou" else "core/a-kind", name=name)
 
 
 def _letter(answer: object, what: str, key: str, letters: str | tuple[str, ...] = ("a", "b", "c")) -> str:
@@ -1806,8 +3205,7 @@ def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: st
 
 def _expect_callable(value: object, what: str) -> None:
     if not callable(value):
-        got = type(value).__name__
-        raise _Wrong("core/not-callable", what=what, got=f"{_article(got)} {got}")
+        raise _Wrong("core/not-callable", what=what, got=_a(type(value).__name__))
 
 
 class _SimulatedGPU:
@@ -1984,6 +3382,12 @@ MESSAGES: dict[str, str] = {
     "core/no-hint": 'Exercise "{id}" has no hint: the worked solution explains it.',
     "core/wrong-type": "{what} should be {want}, but it is {got}.",
     "core/not-callable": "{what} should be a function you wrote (def ...), but it is {got}.",
+    # What a check names when it says what an answer is (the fields {want} and {got} above).
+    "core/a-kind": "a {name}",
+    "core/an-kind": "an {name}",
+    "core/a-tensor": "a tensor (torch.Tensor)",
+    "core/or": " or ",
+    "core/and": " and ",
     # Timers, checked against a simulated GPU that runs queued work later (exercises/core.py).
     "core/timer-never-called": "your timer never called the function it was given.",
     "core/timer-no-clock": "your timer never read time.perf_counter(), so it measured nothing.",
@@ -2043,6 +3447,8 @@ MESSAGES: dict[str, str] = {
                              "numbers as integers.",
     "setup.too-old/major": 'torch_too_old("{case}") returns {said}, but {case} is {what} 2.4: compare the '
                            "major number first, and the minor only when the majors are equal.",
+    "setup.too-old/older-than": "older than",
+    "setup.too-old/not-older-than": "not older than",
     "setup.too-old/advice-old": 'version_advice("{case}") returns {got}: for a PyTorch older than 2.4 it should '
                                 "return one sentence (a str) that says what to do.",
     "setup.too-old/advice-new": 'version_advice("{case}") returns {got}: when nothing needs fixing it returns '
@@ -2078,6 +3484,9 @@ MESSAGES: dict[str, str] = {
     "devices.same-place/raised-no-cuda": "same_place({a}, {b}) raised {error} on {machine}: ask "
                                          "torch.cuda.current_device() only for a bare cuda, and only when "
                                          "torch.cuda.is_available().",
+    "devices.same-place/two-gpus-current-0": "a machine with two CUDA GPUs, GPU 0 current",
+    "devices.same-place/two-gpus-current-1": "a machine with two CUDA GPUs, GPU 1 current",
+    "devices.same-place/no-cuda": "a machine without CUDA",
     "devices.same-place/hint": "Two devices are the same place when their type and index agree, once a missing "
                                "index is filled in: for cuda, the current GPU's number (ask torch.cuda only "
                                "when CUDA is usable); for mps, 0.",
@@ -2109,6 +3518,13 @@ MESSAGES: dict[str, str] = {
                              "GB (10**9 bytes), but a GiB is 2**30 bytes.",
     "devices.gpu-memory/values": "on {machine}, gpu_memory_gib() says {got} for {name}, a GPU of {gib} GiB "
                                  "({nbytes} bytes).",
+    "devices.gpu-memory/two-gpus": "a machine with two CUDA GPUs",
+    "devices.gpu-memory/old-driver": "a machine whose driver is too old for the build (device_count() says 1, "
+                                     "is_available() False)",
+    "devices.gpu-memory/no-cuda": "a machine without CUDA",
+    "devices.gpu-memory/this-machine": "this machine",
+    "devices.gpu-memory/did-raise": "raises {error}",
+    "devices.gpu-memory/did-return": "returns {found}",
     "devices.gpu-memory/hint": "torch.cuda.get_device_properties(i).total_memory is GPU i's memory in bytes, "
                                "and a GiB is 2**30 bytes. Ask torch.cuda.is_available() before you count the "
                                "GPUs with device_count().",
@@ -2157,6 +3573,10 @@ MESSAGES: dict[str, str] = {
     "tensors.describe/device": "describe gives {got!r} for {case}, which lives on {device}: end with the "
                                "tensor's own device, as str(t.device) writes it.",
     "tensors.describe/different": "describe gives {got!r} for {case}; it should give {want!r}.",
+    "tensors.describe/cpu-matrix": "a 2 × 3 float32 matrix on the CPU",
+    "tensors.describe/half-vector": "a float16 vector on cuda:0",
+    "tensors.describe/int-number": "a single int64 number on cuda:1",
+    "tensors.describe/mps-matrix": "a bool matrix on Apple's GPU",
     "tensors.describe/hint": "tuple(t.shape) is (2, 3); str(t.dtype) is 'torch.float32', so drop the 'torch.' "
                              "prefix; str(t.device) is 'cpu' or 'cuda:0'. An f-string puts them together.",
     # --- copies.*: lesson 03 copies between devices (exercises/copies.py)
@@ -2191,6 +3611,10 @@ MESSAGES: dict[str, str] = {
                               "tensor there first.",
     "copies.to-numpy/not-an-array": "to_numpy returns a {got} for {case}, not a NumPy array.",
     "copies.to-numpy/values": "to_numpy returns an array with other values than the tensor's, for {case}.",
+    "copies.to-numpy/cpu": "a CPU tensor",
+    "copies.to-numpy/grad": "a tensor that requires gradients",
+    "copies.to-numpy/gpu": "a tensor on a CUDA GPU",
+    "copies.to-numpy/gpu-grad": "a CUDA tensor that requires gradients",
     "copies.to-numpy/hint": "Two steps before .numpy(): one drops the gradient record (.detach()), one copies "
                             "to main memory (.cpu()); both do nothing when there is nothing to do.",
     # --- models.*: lesson 04 models on devices (exercises/models.py)
@@ -2579,6 +4003,8 @@ MESSAGES: dict[str, str] = {
     "tf32.chunked-sum/why-c": "a running total adds the numbers in the order they come, one after the other: the "
                               "order is fixed.",
     "tf32.chunked-sum/row": "  {label:17}: error {error:.2e}",
+    "tf32.chunked-sum/chunks-of": "chunks of {size}",
+    "tf32.chunked-sum/running-total": "one running total",
     "tf32.chunked-sum/right": "chunked_sum adds the chunk sums one by one in float32. Against the float64 sum of "
                               "section 3's numbers:\n{rows}\nThe larger the chunks, the fewer additions into a large "
                               "total: torch.sum adds in blocks and trees for this reason.",
@@ -2589,6 +4015,7 @@ MESSAGES: dict[str, str] = {
                                "version.",
     "tf32.repeatable/shape": "train should return the 10 losses as one tensor (torch.stack(losses)), but it returns "
                              "{got}.",
+    "tf32.repeatable/shape-of": "a tensor of shape {shape}",
     "tf32.repeatable/not-deterministic": "train never calls torch.use_deterministic_algorithms(True). On a CPU two "
                                          "runs agree anyway, but on a CUDA GPU an operation with atomic additions "
                                          "(section 4) can make them differ: switch it on inside train.",
@@ -2600,6 +4027,7 @@ MESSAGES: dict[str, str] = {
                                 "on the CPU and says which torch.allclose tolerance accepts the two runs.",
     "tf32.repeatable/across": "On {device} and on the CPU the losses differ by up to {relative:.1e} relatively; the "
                               "smallest tolerance that accepts the two runs is {rtol}.",
+    "tf32.repeatable/no-rtol": "none up to 1e-2",
     "tf32.repeatable/right": "Two runs on {device} gave the same bits, in deterministic mode. {across}",
     "tf32.repeatable/hint": "Inside train: torch.manual_seed(0) before the model, a seeded torch.Generator for the "
                             "data, deterministic mode on, 10 calls of training_step with loss_fn=F.mse_loss; stack "
@@ -2717,6 +4145,7 @@ MESSAGES: dict[str, str] = {
     # --- ddp.*: lesson 13 distributed data parallel (exercises/ddp.py)
     "ddp.no-sync/no-group": "the check could not open a process group of one process (Gloo, on the CPU) to run "
                             "your step in: {error}",
+    "ddp.no-sync/no-distributed": "this build of PyTorch has no torch.distributed",
     "ddp.no-sync/group-open": "a process group of {size} processes is open in this notebook, and the check needs "
                               "one of one process: restart the kernel, run the lesson again, then this check.",
     "ddp.no-sync/steps": "accumulate_step called optimizer.step() {n} times: step once, after both micro-batches.",
@@ -2747,6 +4176,8 @@ MESSAGES: dict[str, str] = {
     "ddp.no-sync/right": "One all-reduce in your step instead of two, and the weights of one step on all 32 "
                          "examples (to 1e-6). With k micro-batches, no_sync() saves k - 1 all-reduces a step.",
     "ddp.scaling-rule/not-three": "{call} returns {got}: it should return a list of 3 losses, one per epoch.",
+    "ddp.scaling-rule/n-values": "{n} values",
+    "ddp.scaling-rule/not-numbers": "values that are not numbers",
     "ddp.scaling-rule/not-finite": "{call} returns a loss that is not a finite number: the training diverged.",
     "ddp.scaling-rule/batch-ignored": "train(64, 0.1) gives the very losses of train(32, 0.1): pass batch to the "
                                       "DataLoader (batch_size=batch).",
@@ -2771,6 +4202,8 @@ MESSAGES: dict[str, str] = {
                               "0.1 falls {gap_same:.2f} behind: the linear scaling rule. Scale the learning "
                               "rate with the global batch (with a warm-up for large ones).",
     "ddp.uneven-data/not-two": "{call} returns {got}: it should return two lists, rank 0's indices and rank 1's.",
+    "ddp.uneven-data/n-items": "{n} items",
+    "ddp.uneven-data/not-indices": "items that are not lists of indices",
     "ddp.uneven-data/drop-last-ignored": "{call} returns what the sampler gives with the other drop_last: pass "
                                          "drop_last to the DistributedSampler.",
     "ddp.uneven-data/no-shuffle": "{call} returns the indices in order, without the shuffle: give the sampler "
@@ -2812,9 +4245,13 @@ MESSAGES: dict[str, str] = {
     "ddp-practice.hang/hint": "Read time.perf_counter() before the try and after it; keep the exception as error "
                               "(except RuntimeError as err: error = err); the ids are in its text, "
                               're.findall(r"rank \\d pid (\\d+)", str(error)).',
+    "ddp-practice.hang/no-timeout-line": "(no line with 'timed out': read the error's text)",
     "ddp-practice.hang/right": "launch raised RuntimeError after {seconds:.1f} s: the group's 5 s timeout plus "
                                "the start of two Pythons, not rank 1's minute. Rank 0 said: {said}. Both "
                                "processes ({pids}) are gone.",
+    "ddp-practice.load-anywhere/plain": "a plain state dict",
+    "ddp-practice.load-anywhere/prefixed": "the same names with module. in front",
+    "ddp-practice.load-anywhere/wrapped": "the state_dict() of a model held as `module`, as DDP holds it",
     "ddp-practice.load-anywhere/refused": "loading {case} fails (missing or unexpected names): strip the module. "
                                           "prefix where it is present, and only there.",
     "ddp-practice.load-anywhere/renamed": "load_anywhere changed the names of the caller's dictionary, for {case}: "
@@ -3075,7 +4512,7 @@ def _copies_copy_true(shares_memory, answer):
         if said != same_start:
             if said is False and shares_memory(t, t) is False:  # `is` between two ints, new objects each call
                 raise _Wrong("copies.copy-true/is")
-            raise _Wrong("copies.copy-true/function", pair=name, said=said)
+            raise _Wrong("copies.copy-true/function", pair=name.replace(" and ", _say("core/and")), said=said)
     _expect(answer, bool, "answer")
     if answer:
         raise _Wrong("copies.copy-true/answer")
@@ -3104,10 +4541,10 @@ def _copies_to_numpy(to_numpy):
 
     _expect_callable(to_numpy, "to_numpy")
     w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    cases = [("a CPU tensor", torch.arange(3.0)), ("a tensor that requires gradients", w * 2),
-             ("a tensor on a CUDA GPU", _on_a_gpu(torch.arange(3.0))),
-             ("a CUDA tensor that requires gradients", _on_a_gpu(w) * 2)]
-    for name, t in cases:
+    cases = [("copies.to-numpy/cpu", torch.arange(3.0)), ("copies.to-numpy/grad", w * 2),
+             ("copies.to-numpy/gpu", _on_a_gpu(torch.arange(3.0))), ("copies.to-numpy/gpu-grad", _on_a_gpu(w) * 2)]
+    for label, t in cases:
+        name = _say(label)
         try:
             array = to_numpy(t)
         except (RuntimeError, TypeError) as err:
@@ -3142,7 +4579,7 @@ class _DDPOneProcess:
 
         self.opened = False
         if not dist.is_available():
-            raise _Wrong("ddp.no-sync/no-group", error="this build of PyTorch has no torch.distributed")
+            raise _Wrong("ddp.no-sync/no-group", error=_say("ddp.no-sync/no-distributed"))
         if dist.is_initialized():
             if dist.get_world_size() != 1:
                 raise _Wrong("ddp.no-sync/group-open", size=dist.get_world_size())
@@ -3307,11 +4744,11 @@ def _ddp_losses(train, batch, lr):
         losses = losses.tolist()
     if not isinstance(losses, (list, tuple)) or len(losses) != 3:
         raise _Wrong("ddp.scaling-rule/not-three", call=shown, got=type(losses).__name__
-                     if not isinstance(losses, (list, tuple)) else f"{len(losses)} values")
+                     if not isinstance(losses, (list, tuple)) else _say("ddp.scaling-rule/n-values", n=len(losses)))
     try:
         losses = [float(x) for x in losses]
     except (TypeError, ValueError):
-        raise _Wrong("ddp.scaling-rule/not-three", call=shown, got="values that are not numbers") from None
+        raise _Wrong("ddp.scaling-rule/not-three", call=shown, got=_say("ddp.scaling-rule/not-numbers")) from None
     if not all(math.isfinite(x) for x in losses):
         raise _Wrong("ddp.scaling-rule/not-finite", call=shown)
     return losses
@@ -3366,11 +4803,11 @@ def _ddp_learner_shares(rank_shares, examples, drop_last):
     got = rank_shares(list(examples), drop_last)
     if not isinstance(got, (list, tuple)) or len(got) != 2:
         raise _Wrong("ddp.uneven-data/not-two", call=shown, got=type(got).__name__
-                     if not isinstance(got, (list, tuple)) else f"{len(got)} items")
+                     if not isinstance(got, (list, tuple)) else _say("ddp.uneven-data/n-items", n=len(got)))
     try:
         return [[int(i) for i in share] for share in got]
     except (TypeError, ValueError):
-        raise _Wrong("ddp.uneven-data/not-two", call=shown, got="items that are not lists of indices") from None
+        raise _Wrong("ddp.uneven-data/not-two", call=shown, got=_say("ddp.uneven-data/not-indices")) from None
 
 
 @_register("ddp.uneven-data", hint="ddp.uneven-data/hint")
@@ -3389,7 +4826,7 @@ def _ddp_uneven_data(rank_shares, why):
                 raise _Wrong("ddp.uneven-data/no-shuffle", call=shown)
             if got == _ddp_shares(examples, drop_last)[::-1]:
                 raise _Wrong("ddp.uneven-data/swapped", call=shown)
-            raise _Wrong("ddp.uneven-data/other", call=shown, sizes=" and ".join(str(len(s)) for s in got))
+            raise _Wrong("ddp.uneven-data/other", call=shown, sizes=_say("core/and").join(str(len(s)) for s in got))
     letter = _letter(why, "why", "ddp.uneven-data/choice")
     if letter != "a":
         raise _Wrong({"b": "ddp.uneven-data/why-b", "c": "ddp.uneven-data/why-c"}[letter])
@@ -3406,7 +4843,7 @@ def _ddp_practice_hang(error, seconds, pids):
         raise _Wrong("ddp-practice.hang/no-error")
     if not isinstance(error, BaseException):
         kind = type(error).__name__
-        raise _Wrong("ddp-practice.hang/not-an-exception", got=f"{_article(kind)} {kind}")
+        raise _Wrong("ddp-practice.hang/not-an-exception", got=_a(kind))
     if isinstance(error, TimeoutError):
         raise _Wrong("ddp-practice.hang/launch-timeout")
     if not isinstance(error, RuntimeError):
@@ -3429,8 +4866,8 @@ def _ddp_practice_hang(error, seconds, pids):
     if alive:
         raise _Wrong("ddp-practice.hang/still-running", pids=", ".join(map(str, alive)))
     said = next((line.strip() for line in text.splitlines() if re.search(r"[Tt]imed out", line)), None)
-    return {"seconds": seconds, "said": said[:200] if said else "(no line with 'timed out': read the error's text)",
-            "pids": " and ".join(map(str, pids))}
+    return {"seconds": seconds, "said": said[:200] if said else _say("ddp-practice.hang/no-timeout-line"),
+            "pids": _say("core/and").join(map(str, pids))}
 
 
 def _ddp_practice_model(seed):
@@ -3448,8 +4885,8 @@ def _ddp_practice_checkpoints():
     prefixed = {"module." + name: w for name, w in plain.items()}
     wrapper = torch.nn.Module()
     wrapper.module = _ddp_practice_model(1)  # what DDP does: the model as its attribute `module`
-    return [("a plain state dict", plain), ("the same names with module. in front", prefixed),
-            ("the state_dict() of a model held as `module`, as DDP holds it", wrapper.state_dict())]
+    return [(_say("ddp-practice.load-anywhere/plain"), plain), (_say("ddp-practice.load-anywhere/prefixed"), prefixed),
+            (_say("ddp-practice.load-anywhere/wrapped"), wrapper.state_dict())]
 
 
 def _ddp_practice_snapshot(state):
@@ -3516,7 +4953,7 @@ def _ddp_practice_less_work(make_small_job, small_sequential, small_parallel, wh
     if not shapes:
         raise _Wrong("ddp-practice.less-work/no-products")
     if set(shapes) != {(32, 32)}:
-        sizes = " and ".join(" × ".join(map(str, s)) for s in sorted(set(shapes)))
+        sizes = _say("core/and").join(" × ".join(map(str, s)) for s in sorted(set(shapes)))
         raise _Wrong("ddp-practice.less-work/size", got=sizes)
     if len(shapes) != 3000:
         raise _Wrong("ddp-practice.less-work/steps", n=len(shapes))
@@ -3660,12 +5097,12 @@ def _devices_predict_helpers(predicted):
 
 
 _DEVICES_PLACES = [
-    ("a machine with two CUDA GPUs, GPU 0 current", 2, 0,
+    ("devices.same-place/two-gpus-current-0", 2, 0,
      [("cuda:0", "cuda:1", False), ("cuda:0", "cuda:0", True), ("cuda", "cuda:0", True),
       ("cuda", "cuda:1", False), ("cpu", "cuda", False), ("cuda", "cuda", True)]),
-    ("a machine with two CUDA GPUs, GPU 1 current", 2, 1,
+    ("devices.same-place/two-gpus-current-1", 2, 1,
      [("cuda", "cuda:1", True), ("cuda:0", "cuda", False), ("cuda:1", "cuda", True)]),
-    ("a machine without CUDA", 0, 0,
+    ("devices.same-place/no-cuda", 0, 0,
      [("cpu", "cpu", True), ("cpu", "cuda:0", False), ("cuda", "cpu", False), ("mps", "mps:0", True),
       ("mps:0", "cpu", False)]),
 ]
@@ -3674,7 +5111,8 @@ _DEVICES_PLACES = [
 @_register("devices.same-place", hint="devices.same-place/hint")
 def _devices_same_place(same_place):
     _expect_callable(same_place, "same_place")
-    for machine, n_cuda, current, cases in _DEVICES_PLACES:
+    for label, n_cuda, current, cases in _DEVICES_PLACES:
+        machine = _say(label)
         with _devices_simulated(n_cuda=n_cuda, current=current):
             for a, b, same in cases:
                 try:
@@ -3722,14 +5160,13 @@ _DEVICES_T4, _DEVICES_80G = 15095 * 2**20, 80 * 2**30  # total_memory in bytes: 
 @_register("devices.gpu-memory", hint="devices.gpu-memory/hint")
 def _devices_gpu_memory(gpu_memory_gib):
     _expect_callable(gpu_memory_gib, "gpu_memory_gib")
-    machines = [("a machine with two CUDA GPUs", dict(n_cuda=2, memory=(_DEVICES_T4, _DEVICES_80G))),
-                ("a machine whose driver is too old for the build (device_count() says 1, is_available() "
-                 "False)", dict(n_cuda=1, usable=False)),
-                ("a machine without CUDA", dict(n_cuda=0))]
-    for machine, facts in machines:
+    machines = [("devices.gpu-memory/two-gpus", dict(n_cuda=2, memory=(_DEVICES_T4, _DEVICES_80G))),
+                ("devices.gpu-memory/old-driver", dict(n_cuda=1, usable=False)),
+                ("devices.gpu-memory/no-cuda", dict(n_cuda=0))]
+    for label, facts in machines:
         with _devices_simulated(**facts):
-            _devices_judge_memory(gpu_memory_gib, machine, facts)
-    found = _devices_judge_memory(gpu_memory_gib, "this machine", None)
+            _devices_judge_memory(gpu_memory_gib, _say(label), facts)
+    found = _devices_judge_memory(gpu_memory_gib, _say("devices.gpu-memory/this-machine"), None)
     return {"found": found}
 
 
@@ -3741,7 +5178,8 @@ def _devices_judge_memory(gpu_memory_gib, machine, facts):
     except Exception as err:
         error = f"{type(err).__name__}: {err}"
         if unusable:
-            raise _Wrong("devices.gpu-memory/not-usable", did=f"raises {error}") from None
+            did = _say("devices.gpu-memory/did-raise", error=error)
+            raise _Wrong("devices.gpu-memory/not-usable", did=did) from None
         raise _Wrong("devices.gpu-memory/raised", machine=machine, error=error) from None
     if not isinstance(found, dict):
         raise _Wrong("devices.gpu-memory/not-a-dict", machine=machine, got=type(found).__name__)
@@ -3753,7 +5191,7 @@ def _devices_judge_memory(gpu_memory_gib, machine, facts):
     want = [f"cuda:{i}" for i in range(n_cuda)]
     if sorted(found, key=str) != want:
         if unusable:
-            raise _Wrong("devices.gpu-memory/not-usable", did=f"returns {found!r}")
+            raise _Wrong("devices.gpu-memory/not-usable", did=_say("devices.gpu-memory/did-return", found=repr(found)))
         raise _Wrong("devices.gpu-memory/keys", machine=machine, got=sorted(found, key=str), want=want)
     for i, key in enumerate(want):
         value = found[key]
@@ -4252,7 +5690,7 @@ _MODELS_ON_CPU = {"net": False, "X": True}  # after `net.to(other)` and `X.to(ot
 def _models_to_in_place(on_cpu, X_on_other):
     wrong = _table_answers(on_cpu, _MODELS_ON_CPU, "on_cpu", "models.to-in-place/missing")
     if wrong:
-        raise _Wrong("models.to-in-place/wrong", names=" and ".join(wrong))
+        raise _Wrong("models.to-in-place/wrong", names=_say("core/and").join(wrong))
     _expect(X_on_other, torch.Tensor, "X_on_other")
     other = _models_other()
     if X_on_other.device != other:
@@ -4974,7 +6412,8 @@ def _setup_too_old(torch_too_old, version_advice):
             raise _Wrong("setup.too-old/raised", case=version, error=f"{type(err).__name__}: {err}") from None
         _expect(said, bool, f'torch_too_old("{version}")')
         if said != old:
-            raise _Wrong(key, case=version, said=said, what="older than" if old else "not older than")
+            older = "setup.too-old/older-than" if old else "setup.too-old/not-older-than"
+            raise _Wrong(key, case=version, said=said, what=_say(older))
     for version in ("2.3.1+cu121", "2.1.0"):
         advice = version_advice(version)
         if not isinstance(advice, str) or not advice.strip():
@@ -5023,7 +6462,7 @@ def _tensors_missing_gpu(error):
     if isinstance(error, str):
         raise _Wrong("tensors.missing-gpu/a-string")
     if error is not None and not isinstance(error, BaseException):
-        raise _Wrong("tensors.missing-gpu/not-an-error", got=f"{_article(type(error).__name__)} {type(error).__name__}")
+        raise _Wrong("tensors.missing-gpu/not-an-error", got=_a(type(error).__name__))
     if expected is None:
         if error is not None:
             raise _Wrong("tensors.missing-gpu/unexpected", kind=type(error).__name__,
@@ -5055,12 +6494,12 @@ def _tensors_retype(t, retyped, copies):
     return {"old": t.element_size(), "new": retyped.element_size()}
 
 
-_TENSORS_DESCRIBE_CASES = (  # (what the tensor is, how to make it, what describe should say)
-    ("a 2 × 3 float32 matrix on the CPU", lambda: torch.zeros(2, 3), "shape (2, 3), float32, on cpu"),
-    ("a float16 vector on cuda:0", lambda: _on_a_gpu(torch.ones(4, dtype=torch.float16), "cuda:0"),
+_TENSORS_DESCRIBE_CASES = (  # (what the tensor is, a key of MESSAGES; how to make it; what describe should say)
+    ("tensors.describe/cpu-matrix", lambda: torch.zeros(2, 3), "shape (2, 3), float32, on cpu"),
+    ("tensors.describe/half-vector", lambda: _on_a_gpu(torch.ones(4, dtype=torch.float16), "cuda:0"),
      "shape (4,), float16, on cuda:0"),
-    ("a single int64 number on cuda:1", lambda: _on_a_gpu(torch.tensor(7), "cuda:1"), "shape (), int64, on cuda:1"),
-    ("a bool matrix on Apple's GPU", lambda: _on_a_gpu(torch.zeros(1, 2, dtype=torch.bool), "mps"),
+    ("tensors.describe/int-number", lambda: _on_a_gpu(torch.tensor(7), "cuda:1"), "shape (), int64, on cuda:1"),
+    ("tensors.describe/mps-matrix", lambda: _on_a_gpu(torch.zeros(1, 2, dtype=torch.bool), "mps"),
      "shape (1, 2), bool, on mps:0"),
 )
 
@@ -5068,7 +6507,8 @@ _TENSORS_DESCRIBE_CASES = (  # (what the tensor is, how to make it, what describ
 @_register("tensors.describe", hint="tensors.describe/hint")
 def _tensors_describe(describe):
     _expect_callable(describe, "describe")
-    for case, make, want in _TENSORS_DESCRIBE_CASES:
+    for label, make, want in _TENSORS_DESCRIBE_CASES:
+        case = _say(label)
         t = make()
         got = describe(t)
         if got == want:
@@ -5196,8 +6636,10 @@ def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     if letter != _TF32_WHY:
         raise _Wrong(f"tf32.chunked-sum/why-{letter}")
     exact = v.double().sum().item()
-    rows = [_say("tf32.chunked-sum/row", label=f"chunks of {c}", error=abs(got[c] - exact)) for c in got]
-    rows.append(_say("tf32.chunked-sum/row", label="one running total", error=abs(_tf32_reference(v, 1) - exact)))
+    rows = [_say("tf32.chunked-sum/row", label=_say("tf32.chunked-sum/chunks-of", size=c), error=abs(got[c] - exact))
+            for c in got]
+    rows.append(_say("tf32.chunked-sum/row", label=_say("tf32.chunked-sum/running-total"),
+                     error=abs(_tf32_reference(v, 1) - exact)))
     return {"rows": "\n".join(rows)}
 
 
@@ -5214,7 +6656,7 @@ def _tf32_losses(train, where):
         torch.use_deterministic_algorithms(before)
     if not isinstance(losses, torch.Tensor) or losses.dim() != 1 or len(losses) != 10:
         raise _Wrong("tf32.repeatable/shape", got=type(losses).__name__ if not isinstance(losses, torch.Tensor)
-                     else f"a tensor of shape {tuple(losses.shape)}")
+                     else _say("tf32.repeatable/shape-of", shape=tuple(losses.shape)))
     return losses.detach().cpu(), any(calls)
 
 
@@ -5237,7 +6679,7 @@ def _tf32_repeatable(train):
     accepted = next((rtol for rtol in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2) if torch.allclose(first, on_cpu, rtol=rtol)),
                     None)
     across = _say("tf32.repeatable/across", device=device, relative=relative,
-                  rtol="none up to 1e-2" if accepted is None else f"rtol={accepted:g}")
+                  rtol=_say("tf32.repeatable/no-rtol") if accepted is None else f"rtol={accepted:g}")
     return {"device": device, "across": across}
 
 

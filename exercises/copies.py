@@ -2,7 +2,7 @@
 
 import torch
 
-from utils import _expect, _expect_callable, _on_a_gpu, _register, _Wrong, two_different_devices
+from utils import _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong, two_different_devices
 
 
 @_register("copies.other-way", hint="copies.other-way/hint")
@@ -32,7 +32,7 @@ def _copies_copy_true(shares_memory, answer):
         if said != same_start:
             if said is False and shares_memory(t, t) is False:  # `is` between two ints, new objects each call
                 raise _Wrong("copies.copy-true/is")
-            raise _Wrong("copies.copy-true/function", pair=name, said=said)
+            raise _Wrong("copies.copy-true/function", pair=name.replace(" and ", _say("core/and")), said=said)
     _expect(answer, bool, "answer")
     if answer:
         raise _Wrong("copies.copy-true/answer")
@@ -61,10 +61,10 @@ def _copies_to_numpy(to_numpy):
 
     _expect_callable(to_numpy, "to_numpy")
     w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    cases = [("a CPU tensor", torch.arange(3.0)), ("a tensor that requires gradients", w * 2),
-             ("a tensor on a CUDA GPU", _on_a_gpu(torch.arange(3.0))),
-             ("a CUDA tensor that requires gradients", _on_a_gpu(w) * 2)]
-    for name, t in cases:
+    cases = [("copies.to-numpy/cpu", torch.arange(3.0)), ("copies.to-numpy/grad", w * 2),
+             ("copies.to-numpy/gpu", _on_a_gpu(torch.arange(3.0))), ("copies.to-numpy/gpu-grad", _on_a_gpu(w) * 2)]
+    for label, t in cases:
+        name = _say(label)
         try:
             array = to_numpy(t)
         except (RuntimeError, TypeError) as err:

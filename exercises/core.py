@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from utils import MESSAGES, try_gpu
+from utils import MESSAGES, MESSAGES_ZH, language, try_gpu
 
 
 class _Exercise:
@@ -57,7 +57,9 @@ class _Wrong(Exception):
 
 
 def _say(key: str, **fields: object) -> str:
-    return MESSAGES[key].format(**fields)
+    """Message ``key`` with its fields, in the edition's language (English where a translation is missing)."""
+    text = MESSAGES_ZH.get(key) if language() == "zh" else None
+    return (text or MESSAGES[key]).format(**fields)
 
 
 def _find(exercise_id: object) -> _Exercise:
@@ -137,14 +139,13 @@ def _expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
     """Raise _Wrong when ``value`` (the learner's ``what``) is not of ``kind``."""
     if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
         kinds = kind if isinstance(kind, tuple) else (kind,)
-        want = " or ".join("a tensor (torch.Tensor)" if k is torch.Tensor else f"{_article(k.__name__)} {k.__name__}"
-                           for k in kinds)
-        got = type(value).__name__
-        raise _Wrong("core/wrong-type", what=what, want=want, got=f"{_article(got)} {got}")
+        want = _say("core/or").join(_say("core/a-tensor") if k is torch.Tensor else _a(k.__name__) for k in kinds)
+        raise _Wrong("core/wrong-type", what=what, want=want, got=_a(type(value).__name__))
 
 
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
+def _a(name: str) -> str:
+    """A type's name with its article, "an int", "a str" (in Chinese the name alone)."""
+    return _say("core/an-kind" if name[:1].lower() in "aeiou" else "core/a-kind", name=name)
 
 
 def _letter(answer: object, what: str, key: str, letters: str | tuple[str, ...] = ("a", "b", "c")) -> str:
@@ -187,8 +188,7 @@ def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: st
 
 def _expect_callable(value: object, what: str) -> None:
     if not callable(value):
-        got = type(value).__name__
-        raise _Wrong("core/not-callable", what=what, got=f"{_article(got)} {got}")
+        raise _Wrong("core/not-callable", what=what, got=_a(type(value).__name__))
 
 
 class _SimulatedGPU:

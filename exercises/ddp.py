@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from utils import DDP_EXTRAS, _expect, _expect_callable, _letter, _register, _Wrong
+from utils import DDP_EXTRAS, _expect, _expect_callable, _letter, _register, _say, _Wrong
 
 
 def _ddp_lesson():
@@ -33,7 +33,7 @@ class _DDPOneProcess:
 
         self.opened = False
         if not dist.is_available():
-            raise _Wrong("ddp.no-sync/no-group", error="this build of PyTorch has no torch.distributed")
+            raise _Wrong("ddp.no-sync/no-group", error=_say("ddp.no-sync/no-distributed"))
         if dist.is_initialized():
             if dist.get_world_size() != 1:
                 raise _Wrong("ddp.no-sync/group-open", size=dist.get_world_size())
@@ -198,11 +198,11 @@ def _ddp_losses(train, batch, lr):
         losses = losses.tolist()
     if not isinstance(losses, (list, tuple)) or len(losses) != 3:
         raise _Wrong("ddp.scaling-rule/not-three", call=shown, got=type(losses).__name__
-                     if not isinstance(losses, (list, tuple)) else f"{len(losses)} values")
+                     if not isinstance(losses, (list, tuple)) else _say("ddp.scaling-rule/n-values", n=len(losses)))
     try:
         losses = [float(x) for x in losses]
     except (TypeError, ValueError):
-        raise _Wrong("ddp.scaling-rule/not-three", call=shown, got="values that are not numbers") from None
+        raise _Wrong("ddp.scaling-rule/not-three", call=shown, got=_say("ddp.scaling-rule/not-numbers")) from None
     if not all(math.isfinite(x) for x in losses):
         raise _Wrong("ddp.scaling-rule/not-finite", call=shown)
     return losses
@@ -259,11 +259,11 @@ def _ddp_learner_shares(rank_shares, examples, drop_last):
     got = rank_shares(list(examples), drop_last)
     if not isinstance(got, (list, tuple)) or len(got) != 2:
         raise _Wrong("ddp.uneven-data/not-two", call=shown, got=type(got).__name__
-                     if not isinstance(got, (list, tuple)) else f"{len(got)} items")
+                     if not isinstance(got, (list, tuple)) else _say("ddp.uneven-data/n-items", n=len(got)))
     try:
         return [[int(i) for i in share] for share in got]
     except (TypeError, ValueError):
-        raise _Wrong("ddp.uneven-data/not-two", call=shown, got="items that are not lists of indices") from None
+        raise _Wrong("ddp.uneven-data/not-two", call=shown, got=_say("ddp.uneven-data/not-indices")) from None
 
 
 @_register("ddp.uneven-data", hint="ddp.uneven-data/hint")
@@ -282,7 +282,7 @@ def _ddp_uneven_data(rank_shares, why):
                 raise _Wrong("ddp.uneven-data/no-shuffle", call=shown)
             if got == _ddp_shares(examples, drop_last)[::-1]:
                 raise _Wrong("ddp.uneven-data/swapped", call=shown)
-            raise _Wrong("ddp.uneven-data/other", call=shown, sizes=" and ".join(str(len(s)) for s in got))
+            raise _Wrong("ddp.uneven-data/other", call=shown, sizes=_say("core/and").join(str(len(s)) for s in got))
     letter = _letter(why, "why", "ddp.uneven-data/choice")
     if letter != "a":
         raise _Wrong({"b": "ddp.uneven-data/why-b", "c": "ddp.uneven-data/why-c"}[letter])

@@ -11,11 +11,12 @@ import torch
 
 from utils import (
     Timing,
-    _article,
+    _a,
     _expect,
     _expect_callable,
     _letter,
     _register,
+    _say,
     _Wrong,
     format_seconds,
     process_exists,
@@ -29,7 +30,7 @@ def _ddp_practice_hang(error, seconds, pids):
         raise _Wrong("ddp-practice.hang/no-error")
     if not isinstance(error, BaseException):
         kind = type(error).__name__
-        raise _Wrong("ddp-practice.hang/not-an-exception", got=f"{_article(kind)} {kind}")
+        raise _Wrong("ddp-practice.hang/not-an-exception", got=_a(kind))
     if isinstance(error, TimeoutError):
         raise _Wrong("ddp-practice.hang/launch-timeout")
     if not isinstance(error, RuntimeError):
@@ -52,8 +53,8 @@ def _ddp_practice_hang(error, seconds, pids):
     if alive:
         raise _Wrong("ddp-practice.hang/still-running", pids=", ".join(map(str, alive)))
     said = next((line.strip() for line in text.splitlines() if re.search(r"[Tt]imed out", line)), None)
-    return {"seconds": seconds, "said": said[:200] if said else "(no line with 'timed out': read the error's text)",
-            "pids": " and ".join(map(str, pids))}
+    return {"seconds": seconds, "said": said[:200] if said else _say("ddp-practice.hang/no-timeout-line"),
+            "pids": _say("core/and").join(map(str, pids))}
 
 
 # --- ddp-practice.load-anywhere: load any checkpoint -------------------------------------------
@@ -73,8 +74,8 @@ def _ddp_practice_checkpoints():
     prefixed = {"module." + name: w for name, w in plain.items()}
     wrapper = torch.nn.Module()
     wrapper.module = _ddp_practice_model(1)  # what DDP does: the model as its attribute `module`
-    return [("a plain state dict", plain), ("the same names with module. in front", prefixed),
-            ("the state_dict() of a model held as `module`, as DDP holds it", wrapper.state_dict())]
+    return [(_say("ddp-practice.load-anywhere/plain"), plain), (_say("ddp-practice.load-anywhere/prefixed"), prefixed),
+            (_say("ddp-practice.load-anywhere/wrapped"), wrapper.state_dict())]
 
 
 def _ddp_practice_snapshot(state):
@@ -143,7 +144,7 @@ def _ddp_practice_less_work(make_small_job, small_sequential, small_parallel, wh
     if not shapes:
         raise _Wrong("ddp-practice.less-work/no-products")
     if set(shapes) != {(32, 32)}:
-        sizes = " and ".join(" × ".join(map(str, s)) for s in sorted(set(shapes)))
+        sizes = _say("core/and").join(" × ".join(map(str, s)) for s in sorted(set(shapes)))
         raise _Wrong("ddp-practice.less-work/size", got=sizes)
     if len(shapes) != 3000:
         raise _Wrong("ddp-practice.less-work/steps", n=len(shapes))

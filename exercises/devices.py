@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import torch
 
-from utils import _expect, _expect_callable, _register, _Wrong, try_all_gpus, try_gpu
+from utils import _expect, _expect_callable, _register, _say, _Wrong, try_all_gpus, try_gpu
 
 # PyTorch's words when a CUDA build finds no usable GPU (c10/cuda/CUDAFunctions.cpp).
 _DEVICES_NO_DRIVER = ("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
@@ -128,14 +128,14 @@ def _devices_predict_helpers(predicted):
     return {"first": here[0], "second": here[1], "all": _devices_text(here[2])}
 
 
-# (machine, CUDA GPUs, the current one, [(a, b, the same place?)])
+# (the machine, as a key of MESSAGES; CUDA GPUs; the current one; [(a, b, the same place?)])
 _DEVICES_PLACES = [
-    ("a machine with two CUDA GPUs, GPU 0 current", 2, 0,
+    ("devices.same-place/two-gpus-current-0", 2, 0,
      [("cuda:0", "cuda:1", False), ("cuda:0", "cuda:0", True), ("cuda", "cuda:0", True),
       ("cuda", "cuda:1", False), ("cpu", "cuda", False), ("cuda", "cuda", True)]),
-    ("a machine with two CUDA GPUs, GPU 1 current", 2, 1,
+    ("devices.same-place/two-gpus-current-1", 2, 1,
      [("cuda", "cuda:1", True), ("cuda:0", "cuda", False), ("cuda:1", "cuda", True)]),
-    ("a machine without CUDA", 0, 0,
+    ("devices.same-place/no-cuda", 0, 0,
      [("cpu", "cpu", True), ("cpu", "cuda:0", False), ("cuda", "cpu", False), ("mps", "mps:0", True),
       ("mps:0", "cpu", False)]),
 ]
@@ -144,7 +144,8 @@ _DEVICES_PLACES = [
 @_register("devices.same-place", hint="devices.same-place/hint")
 def _devices_same_place(same_place):
     _expect_callable(same_place, "same_place")
-    for machine, n_cuda, current, cases in _DEVICES_PLACES:
+    for label, n_cuda, current, cases in _DEVICES_PLACES:
+        machine = _say(label)
         with _devices_simulated(n_cuda=n_cuda, current=current):
             for a, b, same in cases:
                 try:
@@ -192,14 +193,13 @@ _DEVICES_T4, _DEVICES_80G = 15095 * 2**20, 80 * 2**30  # total_memory in bytes: 
 @_register("devices.gpu-memory", hint="devices.gpu-memory/hint")
 def _devices_gpu_memory(gpu_memory_gib):
     _expect_callable(gpu_memory_gib, "gpu_memory_gib")
-    machines = [("a machine with two CUDA GPUs", dict(n_cuda=2, memory=(_DEVICES_T4, _DEVICES_80G))),
-                ("a machine whose driver is too old for the build (device_count() says 1, is_available() "
-                 "False)", dict(n_cuda=1, usable=False)),
-                ("a machine without CUDA", dict(n_cuda=0))]
-    for machine, facts in machines:
+    machines = [("devices.gpu-memory/two-gpus", dict(n_cuda=2, memory=(_DEVICES_T4, _DEVICES_80G))),
+                ("devices.gpu-memory/old-driver", dict(n_cuda=1, usable=False)),
+                ("devices.gpu-memory/no-cuda", dict(n_cuda=0))]
+    for label, facts in machines:
         with _devices_simulated(**facts):
-            _devices_judge_memory(gpu_memory_gib, machine, facts)
-    found = _devices_judge_memory(gpu_memory_gib, "this machine", None)
+            _devices_judge_memory(gpu_memory_gib, _say(label), facts)
+    found = _devices_judge_memory(gpu_memory_gib, _say("devices.gpu-memory/this-machine"), None)
     return {"found": found}
 
 
@@ -211,7 +211,8 @@ def _devices_judge_memory(gpu_memory_gib, machine, facts):
     except Exception as err:
         error = f"{type(err).__name__}: {err}"
         if unusable:
-            raise _Wrong("devices.gpu-memory/not-usable", did=f"raises {error}") from None
+            did = _say("devices.gpu-memory/did-raise", error=error)
+            raise _Wrong("devices.gpu-memory/not-usable", did=did) from None
         raise _Wrong("devices.gpu-memory/raised", machine=machine, error=error) from None
     if not isinstance(found, dict):
         raise _Wrong("devices.gpu-memory/not-a-dict", machine=machine, got=type(found).__name__)
@@ -223,7 +224,7 @@ def _devices_judge_memory(gpu_memory_gib, machine, facts):
     want = [f"cuda:{i}" for i in range(n_cuda)]
     if sorted(found, key=str) != want:
         if unusable:
-            raise _Wrong("devices.gpu-memory/not-usable", did=f"returns {found!r}")
+            raise _Wrong("devices.gpu-memory/not-usable", did=_say("devices.gpu-memory/did-return", found=repr(found)))
         raise _Wrong("devices.gpu-memory/keys", machine=machine, got=sorted(found, key=str), want=want)
     for i, key in enumerate(want):
         value = found[key]

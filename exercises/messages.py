@@ -19,6 +19,12 @@ MESSAGES: dict[str, str] = {
     "core/no-hint": 'Exercise "{id}" has no hint: the worked solution explains it.',
     "core/wrong-type": "{what} should be {want}, but it is {got}.",
     "core/not-callable": "{what} should be a function you wrote (def ...), but it is {got}.",
+    # What a check names when it says what an answer is (the fields {want} and {got} above).
+    "core/a-kind": "a {name}",
+    "core/an-kind": "an {name}",
+    "core/a-tensor": "a tensor (torch.Tensor)",
+    "core/or": " or ",
+    "core/and": " and ",
     # Timers, checked against a simulated GPU that runs queued work later (exercises/core.py).
     "core/timer-never-called": "your timer never called the function it was given.",
     "core/timer-no-clock": "your timer never read time.perf_counter(), so it measured nothing.",
@@ -78,6 +84,8 @@ MESSAGES: dict[str, str] = {
                              "numbers as integers.",
     "setup.too-old/major": 'torch_too_old("{case}") returns {said}, but {case} is {what} 2.4: compare the '
                            "major number first, and the minor only when the majors are equal.",
+    "setup.too-old/older-than": "older than",
+    "setup.too-old/not-older-than": "not older than",
     "setup.too-old/advice-old": 'version_advice("{case}") returns {got}: for a PyTorch older than 2.4 it should '
                                 "return one sentence (a str) that says what to do.",
     "setup.too-old/advice-new": 'version_advice("{case}") returns {got}: when nothing needs fixing it returns '
@@ -113,6 +121,9 @@ MESSAGES: dict[str, str] = {
     "devices.same-place/raised-no-cuda": "same_place({a}, {b}) raised {error} on {machine}: ask "
                                          "torch.cuda.current_device() only for a bare cuda, and only when "
                                          "torch.cuda.is_available().",
+    "devices.same-place/two-gpus-current-0": "a machine with two CUDA GPUs, GPU 0 current",
+    "devices.same-place/two-gpus-current-1": "a machine with two CUDA GPUs, GPU 1 current",
+    "devices.same-place/no-cuda": "a machine without CUDA",
     "devices.same-place/hint": "Two devices are the same place when their type and index agree, once a missing "
                                "index is filled in: for cuda, the current GPU's number (ask torch.cuda only "
                                "when CUDA is usable); for mps, 0.",
@@ -144,6 +155,13 @@ MESSAGES: dict[str, str] = {
                              "GB (10**9 bytes), but a GiB is 2**30 bytes.",
     "devices.gpu-memory/values": "on {machine}, gpu_memory_gib() says {got} for {name}, a GPU of {gib} GiB "
                                  "({nbytes} bytes).",
+    "devices.gpu-memory/two-gpus": "a machine with two CUDA GPUs",
+    "devices.gpu-memory/old-driver": "a machine whose driver is too old for the build (device_count() says 1, "
+                                     "is_available() False)",
+    "devices.gpu-memory/no-cuda": "a machine without CUDA",
+    "devices.gpu-memory/this-machine": "this machine",
+    "devices.gpu-memory/did-raise": "raises {error}",
+    "devices.gpu-memory/did-return": "returns {found}",
     "devices.gpu-memory/hint": "torch.cuda.get_device_properties(i).total_memory is GPU i's memory in bytes, "
                                "and a GiB is 2**30 bytes. Ask torch.cuda.is_available() before you count the "
                                "GPUs with device_count().",
@@ -192,6 +210,10 @@ MESSAGES: dict[str, str] = {
     "tensors.describe/device": "describe gives {got!r} for {case}, which lives on {device}: end with the "
                                "tensor's own device, as str(t.device) writes it.",
     "tensors.describe/different": "describe gives {got!r} for {case}; it should give {want!r}.",
+    "tensors.describe/cpu-matrix": "a 2 × 3 float32 matrix on the CPU",
+    "tensors.describe/half-vector": "a float16 vector on cuda:0",
+    "tensors.describe/int-number": "a single int64 number on cuda:1",
+    "tensors.describe/mps-matrix": "a bool matrix on Apple's GPU",
     "tensors.describe/hint": "tuple(t.shape) is (2, 3); str(t.dtype) is 'torch.float32', so drop the 'torch.' "
                              "prefix; str(t.device) is 'cpu' or 'cuda:0'. An f-string puts them together.",
     # --- copies.*: lesson 03 copies between devices (exercises/copies.py)
@@ -226,6 +248,10 @@ MESSAGES: dict[str, str] = {
                               "tensor there first.",
     "copies.to-numpy/not-an-array": "to_numpy returns a {got} for {case}, not a NumPy array.",
     "copies.to-numpy/values": "to_numpy returns an array with other values than the tensor's, for {case}.",
+    "copies.to-numpy/cpu": "a CPU tensor",
+    "copies.to-numpy/grad": "a tensor that requires gradients",
+    "copies.to-numpy/gpu": "a tensor on a CUDA GPU",
+    "copies.to-numpy/gpu-grad": "a CUDA tensor that requires gradients",
     "copies.to-numpy/hint": "Two steps before .numpy(): one drops the gradient record (.detach()), one copies "
                             "to main memory (.cpu()); both do nothing when there is nothing to do.",
     # --- models.*: lesson 04 models on devices (exercises/models.py)
@@ -614,6 +640,8 @@ MESSAGES: dict[str, str] = {
     "tf32.chunked-sum/why-c": "a running total adds the numbers in the order they come, one after the other: the "
                               "order is fixed.",
     "tf32.chunked-sum/row": "  {label:17}: error {error:.2e}",
+    "tf32.chunked-sum/chunks-of": "chunks of {size}",
+    "tf32.chunked-sum/running-total": "one running total",
     "tf32.chunked-sum/right": "chunked_sum adds the chunk sums one by one in float32. Against the float64 sum of "
                               "section 3's numbers:\n{rows}\nThe larger the chunks, the fewer additions into a large "
                               "total: torch.sum adds in blocks and trees for this reason.",
@@ -624,6 +652,7 @@ MESSAGES: dict[str, str] = {
                                "version.",
     "tf32.repeatable/shape": "train should return the 10 losses as one tensor (torch.stack(losses)), but it returns "
                              "{got}.",
+    "tf32.repeatable/shape-of": "a tensor of shape {shape}",
     "tf32.repeatable/not-deterministic": "train never calls torch.use_deterministic_algorithms(True). On a CPU two "
                                          "runs agree anyway, but on a CUDA GPU an operation with atomic additions "
                                          "(section 4) can make them differ: switch it on inside train.",
@@ -635,6 +664,7 @@ MESSAGES: dict[str, str] = {
                                 "on the CPU and says which torch.allclose tolerance accepts the two runs.",
     "tf32.repeatable/across": "On {device} and on the CPU the losses differ by up to {relative:.1e} relatively; the "
                               "smallest tolerance that accepts the two runs is {rtol}.",
+    "tf32.repeatable/no-rtol": "none up to 1e-2",
     "tf32.repeatable/right": "Two runs on {device} gave the same bits, in deterministic mode. {across}",
     "tf32.repeatable/hint": "Inside train: torch.manual_seed(0) before the model, a seeded torch.Generator for the "
                             "data, deterministic mode on, 10 calls of training_step with loss_fn=F.mse_loss; stack "
@@ -752,6 +782,7 @@ MESSAGES: dict[str, str] = {
     # --- ddp.*: lesson 13 distributed data parallel (exercises/ddp.py)
     "ddp.no-sync/no-group": "the check could not open a process group of one process (Gloo, on the CPU) to run "
                             "your step in: {error}",
+    "ddp.no-sync/no-distributed": "this build of PyTorch has no torch.distributed",
     "ddp.no-sync/group-open": "a process group of {size} processes is open in this notebook, and the check needs "
                               "one of one process: restart the kernel, run the lesson again, then this check.",
     "ddp.no-sync/steps": "accumulate_step called optimizer.step() {n} times: step once, after both micro-batches.",
@@ -782,6 +813,8 @@ MESSAGES: dict[str, str] = {
     "ddp.no-sync/right": "One all-reduce in your step instead of two, and the weights of one step on all 32 "
                          "examples (to 1e-6). With k micro-batches, no_sync() saves k - 1 all-reduces a step.",
     "ddp.scaling-rule/not-three": "{call} returns {got}: it should return a list of 3 losses, one per epoch.",
+    "ddp.scaling-rule/n-values": "{n} values",
+    "ddp.scaling-rule/not-numbers": "values that are not numbers",
     "ddp.scaling-rule/not-finite": "{call} returns a loss that is not a finite number: the training diverged.",
     "ddp.scaling-rule/batch-ignored": "train(64, 0.1) gives the very losses of train(32, 0.1): pass batch to the "
                                       "DataLoader (batch_size=batch).",
@@ -806,6 +839,8 @@ MESSAGES: dict[str, str] = {
                               "0.1 falls {gap_same:.2f} behind: the linear scaling rule. Scale the learning "
                               "rate with the global batch (with a warm-up for large ones).",
     "ddp.uneven-data/not-two": "{call} returns {got}: it should return two lists, rank 0's indices and rank 1's.",
+    "ddp.uneven-data/n-items": "{n} items",
+    "ddp.uneven-data/not-indices": "items that are not lists of indices",
     "ddp.uneven-data/drop-last-ignored": "{call} returns what the sampler gives with the other drop_last: pass "
                                          "drop_last to the DistributedSampler.",
     "ddp.uneven-data/no-shuffle": "{call} returns the indices in order, without the shuffle: give the sampler "
@@ -847,9 +882,13 @@ MESSAGES: dict[str, str] = {
     "ddp-practice.hang/hint": "Read time.perf_counter() before the try and after it; keep the exception as error "
                               "(except RuntimeError as err: error = err); the ids are in its text, "
                               're.findall(r"rank \\d pid (\\d+)", str(error)).',
+    "ddp-practice.hang/no-timeout-line": "(no line with 'timed out': read the error's text)",
     "ddp-practice.hang/right": "launch raised RuntimeError after {seconds:.1f} s: the group's 5 s timeout plus "
                                "the start of two Pythons, not rank 1's minute. Rank 0 said: {said}. Both "
                                "processes ({pids}) are gone.",
+    "ddp-practice.load-anywhere/plain": "a plain state dict",
+    "ddp-practice.load-anywhere/prefixed": "the same names with module. in front",
+    "ddp-practice.load-anywhere/wrapped": "the state_dict() of a model held as `module`, as DDP holds it",
     "ddp-practice.load-anywhere/refused": "loading {case} fails (missing or unexpected names): strip the module. "
                                           "prefix where it is present, and only there.",
     "ddp-practice.load-anywhere/renamed": "load_anywhere changed the names of the caller's dictionary, for {case}: "

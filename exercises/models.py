@@ -30,7 +30,7 @@ _MODELS_ON_CPU = {"net": False, "X": True}  # after `net.to(other)` and `X.to(ot
 def _models_to_in_place(on_cpu, X_on_other):
     wrong = _table_answers(on_cpu, _MODELS_ON_CPU, "on_cpu", "models.to-in-place/missing")
     if wrong:
-        raise _Wrong("models.to-in-place/wrong", names=" and ".join(wrong))
+        raise _Wrong("models.to-in-place/wrong", names=_say("core/and").join(wrong))
     _expect(X_on_other, torch.Tensor, "X_on_other")
     other = _models_other()
     if X_on_other.device != other:

@@ -4,7 +4,7 @@ import re
 
 import torch
 
-from utils import _expect, _expect_callable, _letter, _register, _Wrong, setup_advice
+from utils import _expect, _expect_callable, _letter, _register, _say, _Wrong, setup_advice
 
 _SETUP_KAGGLE = dict(driver_cuda=None, torch_cuda="12.6", cuda_available=False, service="Kaggle")
 
@@ -94,7 +94,8 @@ def _setup_too_old(torch_too_old, version_advice):
             raise _Wrong("setup.too-old/raised", case=version, error=f"{type(err).__name__}: {err}") from None
         _expect(said, bool, f'torch_too_old("{version}")')
         if said != old:
-            raise _Wrong(key, case=version, said=said, what="older than" if old else "not older than")
+            older = "setup.too-old/older-than" if old else "setup.too-old/not-older-than"
+            raise _Wrong(key, case=version, said=said, what=_say(older))
     for version in ("2.3.1+cu121", "2.1.0"):
         advice = version_advice(version)
         if not isinstance(advice, str) or not advice.strip():

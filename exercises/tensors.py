@@ -2,7 +2,7 @@
 
 import torch
 
-from utils import _article, _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong, try_gpu
+from utils import _a, _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong, try_gpu
 
 
 @_register("tensors.half-size", hint="tensors.half-size/hint")
@@ -41,7 +41,7 @@ def _tensors_missing_gpu(error):
     if isinstance(error, str):
         raise _Wrong("tensors.missing-gpu/a-string")
     if error is not None and not isinstance(error, BaseException):
-        raise _Wrong("tensors.missing-gpu/not-an-error", got=f"{_article(type(error).__name__)} {type(error).__name__}")
+        raise _Wrong("tensors.missing-gpu/not-an-error", got=_a(type(error).__name__))
     if expected is None:
         if error is not None:
             raise _Wrong("tensors.missing-gpu/unexpected", kind=type(error).__name__,
@@ -73,12 +73,12 @@ def _tensors_retype(t, retyped, copies):
     return {"old": t.element_size(), "new": retyped.element_size()}
 
 
-_TENSORS_DESCRIBE_CASES = (  # (what the tensor is, how to make it, what describe should say)
-    ("a 2 × 3 float32 matrix on the CPU", lambda: torch.zeros(2, 3), "shape (2, 3), float32, on cpu"),
-    ("a float16 vector on cuda:0", lambda: _on_a_gpu(torch.ones(4, dtype=torch.float16), "cuda:0"),
+_TENSORS_DESCRIBE_CASES = (  # (what the tensor is, a key of MESSAGES; how to make it; what describe should say)
+    ("tensors.describe/cpu-matrix", lambda: torch.zeros(2, 3), "shape (2, 3), float32, on cpu"),
+    ("tensors.describe/half-vector", lambda: _on_a_gpu(torch.ones(4, dtype=torch.float16), "cuda:0"),
      "shape (4,), float16, on cuda:0"),
-    ("a single int64 number on cuda:1", lambda: _on_a_gpu(torch.tensor(7), "cuda:1"), "shape (), int64, on cuda:1"),
-    ("a bool matrix on Apple's GPU", lambda: _on_a_gpu(torch.zeros(1, 2, dtype=torch.bool), "mps"),
+    ("tensors.describe/int-number", lambda: _on_a_gpu(torch.tensor(7), "cuda:1"), "shape (), int64, on cuda:1"),
+    ("tensors.describe/mps-matrix", lambda: _on_a_gpu(torch.zeros(1, 2, dtype=torch.bool), "mps"),
      "shape (1, 2), bool, on mps:0"),
 )
 
@@ -86,7 +86,8 @@ _TENSORS_DESCRIBE_CASES = (  # (what the tensor is, how to make it, what describ
 @_register("tensors.describe", hint="tensors.describe/hint")
 def _tensors_describe(describe):
     _expect_callable(describe, "describe")
-    for case, make, want in _TENSORS_DESCRIBE_CASES:
+    for label, make, want in _TENSORS_DESCRIBE_CASES:
+        case = _say(label)
         t = make()
         got = describe(t)
         if got == want:

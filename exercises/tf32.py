@@ -119,8 +119,10 @@ def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     if letter != _TF32_WHY:
         raise _Wrong(f"tf32.chunked-sum/why-{letter}")
     exact = v.double().sum().item()
-    rows = [_say("tf32.chunked-sum/row", label=f"chunks of {c}", error=abs(got[c] - exact)) for c in got]
-    rows.append(_say("tf32.chunked-sum/row", label="one running total", error=abs(_tf32_reference(v, 1) - exact)))
+    rows = [_say("tf32.chunked-sum/row", label=_say("tf32.chunked-sum/chunks-of", size=c), error=abs(got[c] - exact))
+            for c in got]
+    rows.append(_say("tf32.chunked-sum/row", label=_say("tf32.chunked-sum/running-total"),
+                     error=abs(_tf32_reference(v, 1) - exact)))
     return {"rows": "\n".join(rows)}
 
 
@@ -137,7 +139,7 @@ def _tf32_losses(train, where):
         torch.use_deterministic_algorithms(before)
     if not isinstance(losses, torch.Tensor) or losses.dim() != 1 or len(losses) != 10:
         raise _Wrong("tf32.repeatable/shape", got=type(losses).__name__ if not isinstance(losses, torch.Tensor)
-                     else f"a tensor of shape {tuple(losses.shape)}")
+                     else _say("tf32.repeatable/shape-of", shape=tuple(losses.shape)))
     return losses.detach().cpu(), any(calls)
 
 
@@ -160,5 +162,5 @@ def _tf32_repeatable(train):
     accepted = next((rtol for rtol in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2) if torch.allclose(first, on_cpu, rtol=rtol)),
                     None)
     across = _say("tf32.repeatable/across", device=device, relative=relative,
-                  rtol="none up to 1e-2" if accepted is None else f"rtol={accepted:g}")
+                  rtol=_say("tf32.repeatable/no-rtol") if accepted is None else f"rtol={accepted:g}")
     return {"device": device, "across": across}

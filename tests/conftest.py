@@ -54,6 +54,7 @@ def series_at(monkeypatch):
         for name, value in (("ROOT", root), ("NOTEBOOKS", notebooks), ("I18N", root / "i18n/zh"),
                             ("ZH", notebooks / "zh"), ("README", root / "README.md"),
                             ("README_ZH", root / "README.zh-CN.md"), ("README_PO", root / "i18n/zh/README.po"),
+                            ("MESSAGES_PO", root / "i18n/zh/messages.po"),
                             ("GLOSSARY", root / "i18n/zh/glossary.md")):
             monkeypatch.setattr(i18n, name, value)
 

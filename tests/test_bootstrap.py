@@ -333,13 +333,19 @@ def test_every_chinese_notebook_has_the_chinese_setup_cell_with_the_same_code(tm
         cell = next(c for c in read(path).cells if c.get("id") == "setup")
         assert cell.source == zh, path.name
         assert cell.metadata.get("cellView") == "form" and cell.metadata["jupyter"]["source_hidden"], path.name
-    # Only the comments and the messages differ from the English cell: every message, and every comment, speaks Chinese.
-    (en_code, en_messages, en_others), (zh_code, zh_messages, zh_others) = strings_of(english), strings_of(zh)
+    # The Chinese cell chooses the language of the helpers' messages, one line after the imports (the helpers
+    # read GPU_LESSONS_LANGUAGE: i18n/language.py); besides it, only the comments and the messages differ from
+    # the English cell: every message, and every comment, speaks Chinese.
+    chooses = 'os.environ["GPU_LESSONS_LANGUAGE"] = "zh"'
+    lines = zh.splitlines()
+    assert lines[2].startswith(chooses + "  # ") and chooses not in english
+    (en_code, en_messages, en_others), (zh_code, zh_messages, zh_others) = \
+        strings_of(english), strings_of("\n".join(lines[:2] + lines[3:]))
     assert zh_code == en_code and zh_others == en_others and "GPU_LESSONS_URL" in zh_others
     assert len(zh_messages) == 7
     assert all(a.isascii() and not b.isascii() for a, b in zip(en_messages, zh_messages, strict=True))
     zh_comments = [t.string for t in tokenize.generate_tokens(io.StringIO(zh).readline) if t.type == tokenize.COMMENT]
-    assert len(zh_comments) == 7 and not any(c.isascii() for c in zh_comments)
+    assert len(zh_comments) == 8 and not any(c.isascii() for c in zh_comments)
     assert len(zh.splitlines()) <= 30 and too_wide(zh) == []
     ruff = subprocess.run([sys.executable, "-m", "ruff", "format", "--diff", "--stdin-filename", "setup.py", "-"],
                           input=zh + "\n", capture_output=True, text=True)

@@ -26,7 +26,7 @@ def test_every_english_notebook_has_a_zh_twin_and_a_translation_file():
         assert i18n.po_path(path).exists(), f"{path.name}: no translation file; run `make sync`"
     assert sorted(i18n.ZH.rglob("*.ipynb")) == sorted(ZH_NOTEBOOKS), "a zh notebook without an English one"
     assert sorted(i18n.I18N.rglob("*.po")) == sorted([i18n.po_path(p) for p in all_notebooks()]
-                                                     + [d.po for d in i18n.documents()])
+                                                     + [d.po for d in i18n.documents()] + [i18n.MESSAGES_PO])
 
 
 def test_the_chinese_edition_is_complete_and_in_step():
@@ -38,14 +38,14 @@ def test_the_chinese_edition_is_complete_and_in_step():
 
 @pytest.mark.parametrize("zh", ZH_NOTEBOOKS, ids=[p.relative_to(i18n.ZH).as_posix() for p in ZH_NOTEBOOKS])
 def test_zh_code_is_the_english_code_once_comments_are_removed(zh):
-    """The stand-in for running the zh notebooks under nbval: same cells, same code, same outputs."""
+    """Same cells and the same code; the outputs are the zh notebook's own, made by running it (its helpers
+    speak Chinese) and checked by strict nbval (`make test-zh`)."""
     english = read(i18n.english_path(zh))
     chinese = read(zh)
     assert [(c.id, c.cell_type) for c in english.cells] == [(c.id, c.cell_type) for c in chinese.cells]
     for en, cn in zip(english.cells, chinese.cells, strict=True):
         if cn.cell_type != "code":
             continue
-        assert cn.outputs == en.outputs and cn.execution_count == en.execution_count, cn.id
         if cn.id != "setup":  # the setup cell speaks Chinese: tests/test_bootstrap.py
             assert i18n.code_without_comments(cn.source) == i18n.code_without_comments(en.source), cn.id
 

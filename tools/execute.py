@@ -3,7 +3,9 @@
   python -m tools.execute outputs [NOTEBOOK ...]
       Re-create the stored outputs: run each notebook in place on the CPU reference
       (CUDA hidden), then clean it (kernel metadata, no per-cell metadata but tags,
-      no ANSI colour codes). Without arguments: every lesson and solutions notebook.
+      no ANSI colour codes). Without arguments: every lesson and solutions notebook. Each
+      English notebook's zh twin runs after it (once `make sync` gave it the new code): the
+      Chinese edition's helpers and checks print Chinese, so its outputs are its own.
       Each lesson's Run All seconds go to notebooks/run_seconds.json, from which `make sync`
       states the lesson's minutes (its words read at 200 a minute, plus that time).
 
@@ -28,6 +30,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from tools import i18n, sync_notebooks
 from tools.series import NOTEBOOKS, ROOT, all_notebooks, read, set_metadata, table, write
 from tools.sync_notebooks import RUN_SECONDS
 
@@ -87,6 +90,18 @@ def outputs(paths: list[Path]) -> int:
     if torch.backends.mps.is_available():
         print("Stored outputs are the CPU reference; run `make outputs` on a machine without MPS.")
         return 1
+    english = [p for p in paths if not p.is_relative_to(i18n.ZH)]
+    rows = run_in_place(english)
+    if english:  # the zh twins get the new code (and their translated comments) before they run
+        sync_notebooks.main([])
+    zh = [i18n.zh_path(p) for p in english] + [p for p in paths if p.is_relative_to(i18n.ZH)]
+    rows += run_in_place(sorted(set(zh), key=zh.index))  # their helpers and checks print Chinese
+    print(table(("notebook", "seconds"), rows))
+    return 0
+
+
+def run_in_place(paths: list[Path]) -> list[tuple[str, str]]:
+    """Run each notebook in place, clean it and store it; (notebook, seconds) each."""
     rows = []
     for path in paths:
         start = time.perf_counter()
@@ -98,8 +113,7 @@ def outputs(paths: list[Path]) -> int:
         print(f"{rows[-1][0]}: {rows[-1][1]} s", flush=True)
         if path.parent == NOTEBOOKS:  # a lesson's Run All time, for the minutes its header states
             record(path.name, seconds)
-    print(table(("notebook", "seconds"), rows))
-    return 0
+    return rows
 
 
 def record(name: str, seconds: float) -> None:

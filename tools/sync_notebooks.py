@@ -24,6 +24,7 @@ import json
 import math
 import re
 import sys
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -296,11 +297,72 @@ def exercise_files() -> list[Path]:
     return [p for p in first if p.exists()] + sorted(p for p in folder.glob("*.py") if p not in first)
 
 
-def utils_source(series: list[Lesson]) -> str:
+LANGUAGE_FILE = Path(__file__).resolve().parent.parent / "i18n" / "language.py"  # the series' own, in every checkout
+
+
+def exercise_messages() -> dict[str, str]:
+    """MESSAGES of exercises/messages.py, read without importing it ({} where there is none)."""
+    path = ROOT / "exercises" / "messages.py"
+    if not path.exists():
+        return {}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = next((n for n in tree.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "MESSAGES"),
+                 None)
+    return ast.literal_eval(found.value) if found is not None else {}
+
+
+def python_dict(name: str, comment: str, table: dict[str, str]) -> str:
+    """``table`` written as Python, one entry to a line or a few, within ruff's 120 columns (a Chinese
+    character is two columns wide)."""
+    def width(text: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+    def chunks(text: str, room: int) -> list[str]:
+        out, piece = [], ""
+        for ch in text:
+            if piece and width(repr(piece + ch)) > room:
+                out.append(piece)
+                piece = ""
+            piece += ch
+        return [*out, piece]
+
+    lines = [f"# {comment}", f"{name}: dict[str, str] = {{"]
+    for key, value in table.items():
+        head = f"    {key!r}: "
+        if width(head + repr(value) + ",") <= 120:
+            lines.append(head + repr(value) + ",")
+            continue
+        lines.append(head + "(")
+        lines += [f"        {part!r}" for part in chunks(value, 110)]
+        lines.append("    ),")
+    return "\n".join([*lines, "}"])
+
+
+def zh_tables(po) -> str:
+    """MESSAGES_ZH and TEXTS_ZH: the translated entries of i18n/zh/messages.po (a stale one is left out,
+    so its English shows until it is translated again)."""
+    messages, texts = {}, {}
+    for entry in po:
+        if entry.obsolete or not entry.msgstr.strip() or "fuzzy" in entry.flags:
+            continue
+        if entry.msgctxt.startswith("helper/"):
+            texts[entry.msgid] = entry.msgstr
+        else:
+            messages[entry.msgctxt] = entry.msgstr
+    return "\n\n".join([
+        python_dict("MESSAGES_ZH", "The exercise checks' MESSAGES in Chinese (i18n/zh/messages.po).", messages),
+        python_dict("TEXTS_ZH", "The helpers' localized() texts in Chinese, by their English f-string"
+                                " (i18n/zh/messages.po).", dict(sorted(texts.items()))),
+    ])
+
+
+def utils_source(series: list[Lesson], zh: str = "") -> str:
     imports: list[ast.stmt] = []
     parts, names = [], []
     current = None
     pieces = [(lesson, f"# From cell {cell_id}", source) for lesson, cell_id, source in saved_cells(series)]
+    pieces.append(("i18n", "# From i18n/language.py, then the translations of i18n/zh/messages.po",
+                   LANGUAGE_FILE.read_text(encoding="utf-8") + ("\n\n" + zh if zh else "")))
     pieces += [(path.relative_to(ROOT).as_posix(), f"# From {path.relative_to(ROOT).as_posix()}",
                 path.read_text(encoding="utf-8")) for path in exercise_files()]
     for lesson, origin, source in pieces:
@@ -317,8 +379,12 @@ def utils_source(series: list[Lesson]) -> str:
                 body.append(segment(source, node))
                 if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
                     names.append(node.name)
-        if isinstance(lesson, str):  # an exercises file
-            if current is None or not isinstance(current, str):
+        if lesson == "i18n":
+            rule = "# --- The language of the series' own messages: English, or the Chinese edition's "
+            parts.append(rule + "-" * max(3, 100 - len(rule)))
+            current = lesson
+        elif isinstance(lesson, str):  # an exercises file
+            if current is None or not isinstance(current, str) or current == "i18n":
                 rule = "# --- Exercise checks: check() and hint() (exercises/) "
                 parts.append(rule + "-" * max(3, 100 - len(rule)))
             current = lesson
@@ -363,6 +429,7 @@ def apply_blocks(text: str, fills: dict[tuple[str, str], str], where: str) -> st
 ZH_SETUP = """\
 import os, socket, sys, tempfile, urllib.error, urllib.request
 
+os.environ["GPU_LESSONS_LANGUAGE"] = "zh"  # 本系列辅助函数的提示、练习检查的反馈都用中文
 url = os.getenv(
     "GPU_LESSONS_URL",  # 如果你设置了它，就从它给出的镜像或本地文件下载
     "{url}",
@@ -626,14 +693,19 @@ def build() -> tuple[dict, list[str]]:
     # a cell that moved between notebooks takes its translation along.
     old = {po: i18n.load(po) for po in sorted(set(units) | set(i18n.I18N.glob("*.po"))
                                               | set(i18n.I18N.glob("solutions/*.po")))
-           if po not in {d.po for d in i18n.documents()}}
+           if po not in {d.po for d in i18n.documents()} | {i18n.MESSAGES_PO}}
     moved = i18n.released(old, units)
     known = [e for po in old.values() for e in po if not e.obsolete]
     pos = {path: i18n.merge(old[i18n.po_path(path)], units[i18n.po_path(path)], moved, known) for path in parsed}
     out.update(english)
     readme = ROOT / "README.md"
     out[readme] = apply_readme(readme.read_text(encoding="utf-8"), series)
-    out[ROOT / "utils.py"] = utils_source(series)
+    # What the series' own code says to a reader: the checks' messages and the helpers' localized() texts.
+    helpers = [(cell_id, source) for _, cell_id, source in saved_cells(series)]
+    messages_po = i18n.merge(i18n.load(i18n.MESSAGES_PO), i18n.message_units(exercise_messages(), helpers))
+    out[i18n.MESSAGES_PO] = i18n.po_text(messages_po)
+    problems += i18n.po_problems(messages_po, "i18n/zh/messages.po", terms)
+    out[ROOT / "utils.py"] = utils_source(series, zh_tables(messages_po))
 
     zh = []  # the lessons' facts in Chinese (the English where a translation is missing: reported)
     for f in facts:

@@ -1,0 +1,130 @@
+"""The series' own messages in the edition's language (i18n/language.py): the Chinese edition's setup
+cell sets GPU_LESSONS_LANGUAGE=zh, and the helpers' texts (localized) and the exercise checks' messages
+then come from i18n/zh/messages.po, which `make sync` writes into utils.py."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+
+import pytest
+
+import utils
+from i18n.language import _template_parts
+from tools import i18n, sync_notebooks
+from tools.series import lessons
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# What stays English in a Chinese message: code, commands, URLs, names of products and of settings.
+ENGLISH_WORDS = re.compile(r"\b[A-Za-z]{2,}(?:[ '’-]+[A-Za-z]{2,}){3,}\b")  # four English words in a row
+
+
+def english_left(text: str) -> list[str]:
+    """Runs of four or more English words in ``text``, once commands, code and URLs are taken out."""
+    text = re.sub(r"https?://\S+|`[^`]*`|'[^']*'|\"[^\"]*\"|^\s+pip install.*$", "", text, flags=re.MULTILINE)
+    return ENGLISH_WORDS.findall(text)
+
+
+@pytest.fixture
+def zh(monkeypatch):
+    monkeypatch.setenv("GPU_LESSONS_LANGUAGE", "zh")
+
+
+def test_english_is_the_default_and_another_language_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("GPU_LESSONS_LANGUAGE", raising=False)
+    assert utils.language() == "en" and utils.localized("No GPU found.") == "No GPU found."
+    monkeypatch.setenv("GPU_LESSONS_LANGUAGE", "ZH ")
+    assert utils.language() == "zh"
+    monkeypatch.setenv("GPU_LESSONS_LANGUAGE", "fr")
+    with pytest.raises(ValueError, match="GPU_LESSONS_LANGUAGE is 'fr'"):
+        utils.localized("No GPU found.")
+
+
+def test_a_template_is_split_into_text_and_fields_as_an_f_string_is():
+    assert _template_parts("got {type(x).__name__}: {x!r} {{not a field}}") == [
+        ("got ", False), ("{type(x).__name__}", True), (": ", False), ("{x!r}", True), (" {not a field}", False)]
+    assert _template_parts("{d['a']}.{v:.1f}") == [("{d['a']}", True), (".", False), ("{v:.1f}", True)]
+    source = 'localized(f"on {device}, got {type(n).__name__!r:>4}" f" {{x}}" " {y}")\nlocalized(text)'
+    assert i18n.localized_calls(source) == [("on {device}, got {type(n).__name__!r:>4} {{x}} {{y}}", 1), (None, 2)]
+
+
+def test_a_chinese_template_takes_the_values_of_the_english_fields_in_any_order(zh, monkeypatch):
+    monkeypatch.setitem(utils.TEXTS_ZH, "{name} must be at least 1, got {value}", "{name} 至少为 1，而传入的是 {value}")
+    monkeypatch.setitem(utils.TEXTS_ZH, "{what} on {device}: {why}", "{device} 上的{what}：{why}")
+    monkeypatch.setitem(utils.TEXTS_ZH, "its settings", "它的设置")
+    utils._COMPILED.clear()
+    assert utils.localized("nproc must be at least 1, got 0") == "nproc 至少为 1，而传入的是 0"
+    assert utils.localized("error on cuda:1: its settings") == "cuda:1 上的error：它的设置"  # a value translated too
+    assert utils.localized("a text nobody translated") == "a text nobody translated"  # English, never a wrong text
+    utils._COMPILED.clear()
+
+
+def test_every_translated_helper_text_fills_its_fields_and_matches_only_its_own_english(zh):
+    utils._COMPILED.clear()
+    assert utils.TEXTS_ZH, "no helper text is translated (i18n/zh/messages.po)"
+    for english, chinese in utils.TEXTS_ZH.items():
+        parts = _template_parts(english)
+        values = {piece: f"<{k}>" for k, (piece, field) in enumerate(parts) if field}
+        text = "".join(values.get(piece, piece) if field else piece for piece, field in parts)
+        want = "".join(values.get(piece, piece) if field else piece for piece, field in _template_parts(chinese))
+        assert utils.localized(text) == want, english
+
+
+def test_every_message_a_helper_raises_is_written_in_place_and_goes_through_localized():
+    """A raise in a #@save cell gives localized(...) of a string written in place, so that `make sync`
+    finds its English for the translation file; every localized() call is such a string, with words."""
+    for _, cell_id, source in sync_notebooks.saved_cells(lessons()):
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
+                arg = node.exc.args[0]
+                assert not isinstance(arg, ast.JoinedStr | ast.Constant), \
+                    f"{cell_id}, line {node.lineno}: raise ...(localized(...)), so that the Chinese edition translates it"
+        for template, line in i18n.localized_calls(source):
+            assert template is not None and re.search(r"[A-Za-z]{2}", "".join(
+                p for p, field in _template_parts(template) if not field)), f"{cell_id}, line {line}: {template!r}"
+
+
+def test_every_field_of_a_translated_message_is_kept():
+    assert i18n.format_fields("{a} and {b!r} and {a}") == ["{a}", "{a}", "{b!r}"]
+    assert set(utils.MESSAGES_ZH) <= set(utils.MESSAGES)
+    for key, chinese in utils.MESSAGES_ZH.items():
+        assert i18n.format_fields(chinese) == i18n.format_fields(utils.MESSAGES[key]), key
+
+
+FACTS = [dict(driver_cuda=d, torch_cuda=t, cuda_available=False, service=s, torch_version=v)
+         for d, t, s, v in itertools.product((None, "11.4", "12.2", "12.8", "13.0"), (None, "12.6", "13.0"),
+                                             (None, "Colab", "Kaggle"), ("2.13.0", "2.7.1", "2.4.1", "2.16.0"))]
+
+
+def test_the_chinese_setup_advice_speaks_chinese_for_every_machine(zh):
+    """What lesson 00 tells a reader of the Chinese edition: Chinese prose, the commands and names as they are."""
+    said = 0
+    for facts in FACTS:
+        advice = utils.setup_advice(**facts)
+        if advice is None:
+            continue
+        said += 1
+        assert CJK.search(advice) and not english_left(advice), (facts, advice)
+    assert said > 50
+    summary = utils.hardware_summary()
+    assert CJK.search(summary) and not english_left(summary), summary
+
+
+def test_the_english_setup_advice_is_unchanged_by_the_translation(monkeypatch):
+    monkeypatch.delenv("GPU_LESSONS_LANGUAGE", raising=False)
+    advice = utils.setup_advice(driver_cuda="12.2", torch_cuda=None, cuda_available=False, torch_version="2.13.0")
+    assert advice.startswith("This machine has an NVIDIA GPU (its driver serves CUDA 12.2), but this PyTorch has no"
+                             " CUDA support: install the CUDA 12.6 build of PyTorch 2.13.0")
+    assert not CJK.search(utils.hardware_summary())
+
+
+def test_checks_and_hints_speak_chinese_and_english_where_a_message_is_untranslated(zh, monkeypatch, capsys):
+    assert utils.check("setup.kaggle-no-gpu", ...) is False
+    assert CJK.search(capsys.readouterr().out)
+    utils.hint("setup.kaggle-no-gpu")
+    hint = capsys.readouterr().out
+    assert CJK.search(hint) and not english_left(hint), hint
+    monkeypatch.delitem(utils.MESSAGES_ZH, "setup.kaggle-no-gpu/hint")
+    utils.hint("setup.kaggle-no-gpu")
+    assert capsys.readouterr().out.strip() == utils.MESSAGES["setup.kaggle-no-gpu/hint"]
