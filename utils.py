@@ -1738,6 +1738,7 @@ MESSAGES_ZH: dict[str, str] = {
     'core/an-kind': '一个 {name}',
     'core/a-tensor': '一个张量（torch.Tensor）',
     'core/or': ' 或',
+    'core/and': ' 和 ',
     'core/timer-never-called': '你的计时器从没调用过传给它的函数。',
     'core/timer-no-clock': '你的计时器从没读过 time.perf_counter()，所以什么也没测到。',
     'core/timer-read-before-wait': (
@@ -1876,6 +1877,9 @@ MESSAGES_ZH: dict[str, str] = {
         '在{machine}上，same_place({a}, {b}) 引发了 {error}。只有遇到单独的 cuda，而且 torch.cuda.is_available() 为真'
         '时，才去问 torch.cuda.current_device()。'
     ),
+    'devices.same-place/two-gpus-current-0': '有两块 CUDA GPU、当前为 GPU 0 的机器',
+    'devices.same-place/two-gpus-current-1': '有两块 CUDA GPU、当前为 GPU 1 的机器',
+    'devices.same-place/no-cuda': '没有 CUDA 的机器',
     'devices.same-place/hint': (
         '把缺少的索引补上之后，类型和索引都相同的两个设备就是同一个位置。cuda 补上当前 GPU 的编号（只在 CUDA 可用时才'
         '询问 torch.cuda），mps 补上 0。'
@@ -1916,6 +1920,14 @@ MESSAGES_ZH: dict[str, str] = {
     'devices.gpu-memory/values': (
         '在{machine}上，gpu_memory_gib() 说 {name} 有 {got}，而这块 GPU 有 {gib} GiB（{nbytes} 字节）。'
     ),
+    'devices.gpu-memory/two-gpus': '有两块 CUDA GPU 的机器',
+    'devices.gpu-memory/old-driver': (
+        '驱动太旧、跑不了所装 CUDA 版 PyTorch 的机器（device_count() 为 1，is_available() 为 False）'
+    ),
+    'devices.gpu-memory/no-cuda': '没有 CUDA 的机器',
+    'devices.gpu-memory/this-machine': '这台机器',
+    'devices.gpu-memory/did-raise': '引发了 {error}',
+    'devices.gpu-memory/did-return': '返回了 {found}',
     'devices.gpu-memory/hint': (
         'torch.cuda.get_device_properties(i).total_memory 是第 i 块 GPU 的显存字节数，而 1 GiB 是 2**30 字节。用 devi'
         'ce_count() 统计 GPU 之前，先问 torch.cuda.is_available()。'
@@ -1977,6 +1989,10 @@ MESSAGES_ZH: dict[str, str] = {
         '一样。'
     ),
     'tensors.describe/different': '对于 {case}，describe 给出 {got!r}，应当是 {want!r}。',
+    'tensors.describe/cpu-matrix': 'CPU 上的 2 × 3 float32 矩阵',
+    'tensors.describe/half-vector': 'cuda:0 上的 float16 向量',
+    'tensors.describe/int-number': 'cuda:1 上的单个 int64 数',
+    'tensors.describe/mps-matrix': 'Apple GPU 上的 bool 矩阵',
     'tensors.describe/hint': (
         "tuple(t.shape) 是 (2, 3)。str(t.dtype) 是 'torch.float32'，所以要去掉 'torch.' 前缀。str(t.device) 是 'cpu' "
         "或 'cuda:0'。用一个 f-string 就能把它们拼起来。"
@@ -2023,6 +2039,10 @@ MESSAGES_ZH: dict[str, str] = {
     'copies.to-numpy/on-gpu': '对于 {case}，to_numpy 失败了。NumPy 数组存放在主内存中，所以要先把张量复制到那里。',
     'copies.to-numpy/not-an-array': '对于 {case}，to_numpy 返回了一个 {got}，而不是 NumPy 数组。',
     'copies.to-numpy/values': '对于 {case}，to_numpy 返回的数组和张量的值不同。',
+    'copies.to-numpy/cpu': 'CPU 张量',
+    'copies.to-numpy/grad': 'CPU 上需要梯度的张量',
+    'copies.to-numpy/gpu': 'CUDA GPU 上的张量',
+    'copies.to-numpy/gpu-grad': '需要梯度的 CUDA 张量',
     'copies.to-numpy/hint': (
         '调用 .numpy() 之前要走两步。一步去掉梯度记录（.detach()），一步复制到主内存（.cpu()）。无事可做时，这两步什'
         '么也不做。'
@@ -2057,6 +2077,12 @@ MESSAGES_ZH: dict[str, str] = {
     'models.split/output-device': '对于{case}，split 的输出在 {got} 上。它应当来自第二层，在 {second} 上。',
     'models.split/output-shape': '对于{case}（2 行，每行 3 个特征），split 的输出形状是 {shape}，而不是 (2, 1)。',
     'models.split/one-device-answer': 'one_device 是 {one_device}，不对。运行 model_device(split)，读一读它说了什么。',
+    'models.split/no-linear': '一个也没有',
+    'models.split/first-layer': '第一',
+    'models.split/second-layer': '第二',
+    'models.split/cpu-batch': 'CPU 上的一批数据（数据加载器给出的就是这样）',
+    'models.split/gpu-batch': 'CUDA GPU 上的一批数据',
+    'models.split/what-returns': 'split 的返回值',
     'models.split/hint': (
         '在 __init__ 中，创建每一层并把它移到自己的设备上，例如 nn.Linear(3, 4).to(first)，同时保存这两个设备（self.f'
         'irst = first）。在 forward 中，把 x.to(self.first) 送进第一层，再把第一层的输出移到 self.second 上，然后送进'
@@ -2075,6 +2101,10 @@ MESSAGES_ZH: dict[str, str] = {
     'models.load-onto/values': '对于{case}，load_onto 改变了张量的值。请直接返回 torch.load 给出的结果。',
     'models.load-onto/state-keys': 'state 中是 {keys}。请加载第 7 节的检查点，它的条目是 0.weight 和 0.bias。',
     'models.load-onto/state-device': 'state 的张量在 {got} 上，但你最好的设备是 {best}。请把它们加载到这个设备上。',
+    'models.load-onto/gpu-to-cpu': '在 CUDA GPU 上保存、加载到 CPU 上的文件',
+    'models.load-onto/cpu-to-meta': '在 CPU 上保存、加载到 meta 上的文件',
+    'models.load-onto/what-returns': 'load_onto 对{case}的返回值',
+    'models.load-onto/no-keys': '空的',
     'models.load-onto/hint': (
         'torch.load(path, map_location=device, weights_only=True) 在读取文件时把每个张量都放到 device 上。try_gpu() '
         '给出的就是你最好的设备。'
@@ -2209,6 +2239,7 @@ MESSAGES_ZH: dict[str, str] = {
     'payoff.peaks/right': (
         '每种情况都说对了适用的峰值。下面是在这台机器上（设备为 {device}，n = {n}）测得的速度。\n{rows}'
     ),
+    'payoff.peaks/tf32': 'float32（开启 TF32）',
     'payoff.peaks/hint': (
         '由哪种计算单元执行乘积，决定了适用哪个峰值。TF32 只在 Ampere 及以后架构的 GPU 上才有（A100 有，T4 没有）。fl'
         'oat16 在张量核心上运行。CPU 没有公布的峰值。'
@@ -2272,6 +2303,8 @@ MESSAGES_ZH: dict[str, str] = {
         'state_bytes 在第一步之前和之后都能统计权重、梯度和 Adam 的状态。对于 nn.Linear(4096, 4096)，执行一步之后它统'
         '计出 {counted} MiB。{measured}'
     ),
+    'memory.adam-step/float32-network': 'float32 网络',
+    'memory.adam-step/float64-layer': 'float64 层',
     'memory.adam-step/hint': (
         '每个张量的字节数是 numel() * element_size()。要统计的有参数、不为 None 的 .grad，以及每个 optimizer.state[p]'
         ' 中的张量，每个参数对应一个这样的字典。'
@@ -2287,6 +2320,9 @@ MESSAGES_ZH: dict[str, str] = {
         '第二个名字会让张量继续存活，而释放缓存只会归还没有任何张量在用的内存。在这台机器上（设备为 {device}）：\n{ro'
         'ws}'
     ),
+    'memory.alias/after-del-big': 'del big 并释放缓存后',
+    'memory.alias/after-del-alias': 'del alias 后',
+    'memory.alias/release-again': '再次释放缓存后',
     'memory.alias/hint': (
         'alias = big 为同一个张量起了第二个名字，而不是复制出一个副本。张量的最后一个名字消失时，它才被释放。之后分配'
         '器会留着它的块，直到释放缓存时才把这个块还回去。'
@@ -2422,7 +2458,7 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'precision.bf16-vs-fp16/not-training': (
         '{label} 的训练步没有在训练。在计时的这些步中，它的损失从 {first:.4f} 变成了 {last:.4f}。每次调用都像 trainin'
-        'g_step 那样，对参与计算的那个模型执行优化器了吗？'
+        'g_step 那样，用优化器更新它所计算的那个模型了吗？'
     ),
     'precision.bf16-vs-fp16/noisy': '噪声太大，没法比较（IQR 超过了中位数的三分之一），等机器空闲一些再运行一次检查',
     'precision.bf16-vs-fp16/row': '  {label:17} 每步 {timing}{versus}',
@@ -2432,6 +2468,9 @@ MESSAGES_ZH: dict[str, str] = {
         '的 GPU 上，两行 16 位的结果很接近。T4 和 V100 只能模拟 bfloat16。在没有 bfloat16 指令的 CPU 上，两行 16 位都'
         '比 float32 慢（第 5 节）。'
     ),
+    'precision.bf16-vs-fp16/the-step': '{called} 返回的训练步',
+    'precision.bf16-vs-fp16/versus': '；{versus}（与 float32 相比）',
+    'precision.bf16-vs-fp16/versus-same': '；与 float32 相比，{versus}',
     'precision.bf16-vs-fp16/hint': (
         '第 4 节的 measure() 会准备好一种做法所需的一切，包括一个新的 make_model() 和一个优化器，只有 dtype 的范围要'
         '求时才加一个 GradScaler（第 3 节）。make_step 做同样的事，只是不计时，而是返回这个训练步。至于 which，第 2 '
@@ -2501,6 +2540,9 @@ MESSAGES_ZH: dict[str, str] = {
         '模型宽 64，批量也是 64，全都放在设备 {device} 上。{result}这么小的训练步只有十几个小核函数，决定它耗时的是核'
         '函数的启动和类型转换，而不是算术。'
     ),
+    'precision.small-model/the-model': 'small_setup 返回的模型',
+    'precision.small-model/the-inputs': 'small_setup 返回的输入',
+    'precision.small-model/the-targets': 'small_setup 返回的目标',
     'precision.small-model/hint': (
         '照着 make_model 的函数体来写，把 width 换成 64。再像第 4 节那样生成数据，取 batch = 64。然后把这些全都移到设'
         '备 device 上。至于 why，想一想：由这么小的乘积组成的训练步，时间都花在哪里了（第 5 课）？'
@@ -2587,8 +2629,8 @@ MESSAGES_ZH: dict[str, str] = {
         '原子加法的运算（第 4 节）会让它们不同。请在 train 里打开确定性模式。'
     ),
     'tf32.repeatable/not-learning': (
-        '10 步之内，损失从 {first:.4f} 变成了 {last:.4f}，模型没有在学习。每一步都像 training_step 那样执行了优化器吗'
-        '？'
+        '10 步之内，损失从 {first:.4f} 变成了 {last:.4f}，模型没有在学习。每一步都像 training_step 那样让优化器走了一'
+        '步吗？'
     ),
     'tf32.repeatable/differ': (
         'train 的两次运行最多相差 {diff:.2e}。请在 train 里、创建模型和数据之前设置种子，让每次运行都从同样的起点开始'
@@ -2610,7 +2652,7 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'loading.spawn/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
     'loading.spawn/no-batch': 'first_batch_seconds 从没从 DataLoader 中取出过批量。请给 next(iter(loader)) 计时。',
-    'loading.spawn/workers': '这个 DataLoader 的 num_workers={got}，而练习只启动一个工作进程。',
+    'loading.spawn/workers': '这个 DataLoader 的 num_workers={got}，而练习要求只启动一个工作进程。',
     'loading.spawn/context': (
         'first_batch_seconds({given}) 创建的 DataLoader 用的是 multiprocessing_context={got}。请把传给它的 context 原'
         '样传下去。'
@@ -2665,12 +2707,12 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'loop.save-optimizer/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
     'loop.save-optimizer/not-resumed': (
-        '恢复后的两轮训练，损失分别是 {kept:.2f} 和 {fresh:.2f}，就像从未训练的权重开始一样。请把检查点里的模型状态加'
-        '载到模型中。'
+        '两次恢复训练后，这一轮的损失分别是 {kept:.2f} 和 {fresh:.2f}，就像从未训练的权重开始一样。请把检查点里的模型'
+        '状态加载到模型中。'
     ),
     'loop.save-optimizer/ignores-checkpoint': (
-        '交给它一个未训练权重的检查点，resume_one_epoch 这一轮结束时的损失仍是 {loss:.2f}，和训练好的模型一样。它加载'
-        '的是传给它的检查点，而不是第 5 节的 saved 吗？'
+        '交给 resume_one_epoch 一个存着未训练权重的检查点，它这一轮结束时的损失仍是 {loss:.2f}，和训练好的模型一样。'
+        '它加载的真是传给它的检查点，而不是第 5 节的 saved 吗？'
     ),
     'loop.save-optimizer/same': (
         'resume_one_epoch 两种方式给出的损失都是 {loss:.4f}。它是不是只在 keep_optimizer 为 True 时才加载优化器的状态'
@@ -2732,7 +2774,7 @@ MESSAGES_ZH: dict[str, str] = {
         '什么也省不下。'
     ),
     'loop.pin-price/thread-b': '任何线程都可以锁页。没有工作进程时，就由循环自己的线程来做。',
-    'loop.pin-price/thread-c': '从锁页内存复制，不管是在哪里锁的页，都一样快。线程决定的是锁页在什么时候进行。',
+    'loop.pin-price/thread-c': '从锁页内存复制，不管页是在哪个线程里锁的，都一样快。线程决定的只是锁页在什么时候进行。',
     'loop.pin-price/measured': (
         '在设备 {device} 上，把 {size} 锁页用了 {pin}，从可分页内存把它复制一次用了 {copy}。锁页与复制相比：{versus}'
         '。'
@@ -2893,26 +2935,30 @@ MESSAGES_ZH: dict[str, str] = {
         '在 try 之前和之后各读一次 time.perf_counter()。把异常保存为 error（except RuntimeError as err: error = err）'
         '。进程号就在它的文本中，可以用 re.findall(r"rank \\d pid (\\d+)", str(error)) 取出。'
     ),
+    'ddp-practice.hang/no-timeout-line': "（没有含 'timed out' 的行，请读一读错误的文本）",
     'ddp-practice.hang/right': (
         'launch 在 {seconds:.1f} 秒后抛出了 RuntimeError。这是进程组 5 秒的超时加上两个 Python 进程的启动时间，而不是'
         ' rank 1 的那一分钟。rank 0 报告的是：{said}。两个进程（{pids}）都已结束。'
     ),
+    'ddp-practice.load-anywhere/plain': '普通的状态字典',
+    'ddp-practice.load-anywhere/prefixed': '每个名字都带 module. 前缀的同一个字典',
+    'ddp-practice.load-anywhere/wrapped': '像 DDP 那样以属性 `module` 持有模型时的 state_dict()',
     'ddp-practice.load-anywhere/refused': (
-        '加载 {case} 时报错了（缺少名字，或者有多余的名字）。请在有 module. 前缀时去掉它，没有前缀时不要动。'
+        '加载{case}时报错了（缺少名字，或者有多余的名字）。请在有 module. 前缀时去掉它，没有前缀时不要动。'
     ),
     'ddp-practice.load-anywhere/renamed': (
-        '对于 {case}，load_anywhere 改掉了调用者字典中的名字。请在副本上改名（consume_prefix_in_state_dict_if_present'
-        ' 会就地修改字典）。'
+        '对于{case}，load_anywhere 改掉了调用者字典中的名字。请在副本上改名（consume_prefix_in_state_dict_if_present '
+        '会就地修改字典）。'
     ),
     'ddp-practice.load-anywhere/metadata': (
-        '对于 {case}，load_anywhere 改掉了调用者字典的 _metadata。请给副本一份自己的 _metadata，或者干脆不带它。'
+        '对于{case}，load_anywhere 改掉了调用者字典的 _metadata。请给副本一份自己的 _metadata，或者干脆不带它。'
     ),
     'ddp-practice.load-anywhere/values-changed': (
-        '对于 {case}，load_anywhere 改动了调用者字典中的张量。这些张量只能读，不能改。'
+        '对于{case}，load_anywhere 改动了调用者字典中的张量。这些张量只能读，不能改。'
     ),
     'ddp-practice.load-anywhere/not-loaded': (
-        'load_anywhere(model, {case}) 之后，模型中没有检查点里的 {names}。请用 strict=True（默认值）加载，这样对不上'
-        '的名字会报错，而不是被跳过。'
+        '用 load_anywhere 加载{case}之后，模型中没有检查点里的 {names}。请用 strict=True（默认值）加载，这样对不上的'
+        '名字会报错，而不是被跳过。'
     ),
     'ddp-practice.load-anywhere/hint': (
         '先复制字典（copy.copy(state) 会保留它的 _metadata，这份 _metadata 也要复制一份）。再用 consume_prefix_in_sta'
@@ -3026,6 +3072,239 @@ MESSAGES_ZH: dict[str, str] = {
 
 
 TEXTS_ZH: dict[str, str] = {
+    (
+        '  This CUDA {torch.version.cuda} build has no code for this GPU (compute capability {capability[0]}.{capabil'
+        "ity[1]}): computing on it fails with 'no kernel image is available for execution on the device'. Lesson 15 s"
+        'ays which build it needs.'
+    ): (
+        '  这个 CUDA {torch.version.cuda} 版 PyTorch 不带这块 GPU（计算能力 {capability[0]}.{capability[1]}）所需的代'
+        "码，在它上面计算会失败，报错 'no kernel image is available for execution on the device'。这块 GPU 该装哪一版"
+        '，见第 15 课。'
+    ),
+    (
+        ' (a Blackwell GPU such as an RTX 50xx has no PyTorch {pin} build this driver runs: update to driver 580+, or'
+        " use PyTorch {major}.{minor}'s CUDA {build} build)"
+    ): (
+        '（如果是 RTX 50xx 等 Blackwell GPU，PyTorch {pin} 没有这个驱动能运行的构建，请把驱动升级到 580+，或者改用 Py'
+        'Torch {major}.{minor} 的 CUDA {build} 版）'
+    ),
+    " (or cu{newer[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)": (
+        "（RTX 50xx 等 Blackwell GPU 则装 cu{newer[0].replace('.', '')}）"
+    ),
+    ', noisy': ', 噪声大',
+    '--standalone is for one node; with nodes > 1, name a rendezvous in extra_args': (
+        '--standalone 只适用于单个节点。nodes > 1 时，请在 extra_args 中指定会合点'
+    ),
+    (
+        "AMD's GPU tools (amd-smi, rocm-smi) are on this machine, but this PyTorch has no ROCm support: to use an AMD"
+        " GPU, install PyTorch's ROCm build (the command for your release is at https://pytorch.org/get-started/local"
+        'ly/).'
+    ): (
+        '这台机器上有 AMD 的 GPU 工具（amd-smi、rocm-smi），但这个 PyTorch 不支持 ROCm。要使用 AMD GPU，请安装 ROCm '
+        '版 PyTorch（你所用版本的安装命令见 https://pytorch.org/get-started/locally/）。'
+    ),
+    'CUDA build: no': '不带 CUDA',
+    'CUDA build: {torch.version.cuda}': 'CUDA {torch.version.cuda} 版',
+    'GPU index must be 0 or more, got {i}': 'GPU 编号必须大于或等于 0，而传入的是 {i}',
+    'GPU index must be an int, got {type(i).__name__}: {i!r}': (
+        'GPU 编号必须是整数，而传入的是 {type(i).__name__}：{i!r}'
+    ),
+    'No GPU found: the lessons run on the CPU and say what a GPU would change.': (
+        '没有找到 GPU。各课将在 CPU 上运行，并说明换成 GPU 会有什么不同。'
+    ),
+    "PyTorch {pinned} has CUDA builds only for CUDA {', '.join(builds[:-1])} and {builds[-1]}": (
+        "PyTorch {pinned} 只有 CUDA {', '.join(builds[:-1])} 和 {builds[-1]} 的构建"
+    ),
+    'ROCm build: HIP {hip}': 'ROCm 版，HIP {hip}',
+    'Runtime > Change runtime type > T4 GPU': '代码执行程序 > 更改运行时类型 > T4 GPU',
+    'Settings > Accelerator > GPU T4 x2': 'Settings > Accelerator > GPU T4 x2',
+    'The lessons will use {gpus[0]}.': '各课将使用 {gpus[0]}。',
+    (
+        'This PyTorch has a CUDA build that the driver can run, yet it sees no GPU. If CUDA_VISIBLE_DEVICES is set, i'
+        't must name a GPU (set it before the first CUDA call, then restart the kernel); if that is not it, torch.cud'
+        'a.init() raises an error that names the cause.'
+    ): (
+        '这个 PyTorch 是驱动能运行的 CUDA 版，却看不到 GPU。如果设置了 CUDA_VISIBLE_DEVICES，它必须指明一块 GPU。这个'
+        '变量要在第一次调用 CUDA 之前设置，改过之后要重启内核。如果不是这个原因，torch.cuda.init() 会引发一个错误，说'
+        '明原因所在。'
+    ),
+    (
+        'This PyTorch is a CUDA {torch_cuda} build, which needs a driver that serves CUDA {built[0]}.0 or newer, but '
+        'this one serves CUDA {driver_cuda}: {fix}.'
+    ): (
+        '这个 PyTorch 是 CUDA {torch_cuda} 版，需要支持 CUDA {built[0]}.0 或更新版本的驱动，而这台机器的驱动只支持 CU'
+        'DA {driver_cuda}。请{fix}。'
+    ),
+    (
+        'This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch has no CUDA support:'
+        ' {fix} (lesson 15 explains the choice).'
+    ): (
+        '这台机器有 NVIDIA GPU（驱动支持 CUDA {driver_cuda}），但这个 PyTorch 不支持 CUDA。请{fix}。怎样选择，见第 15'
+        ' 课。'
+    ),
+    'This {service} session has no GPU: switch one on ({how}) and run the lesson again.': (
+        '这个 {service} 会话没有 GPU。请开启 GPU（{how}），再重新运行本课。'
+    ),
+    "a CUDA version is a string such as '12.6' or None, got {type(text).__name__}": (
+        "CUDA 版本应当是 '12.6' 这样的字符串或 None，而传入的是 {type(text).__name__}"
+    ),
+    "a PyTorch version is a string such as '2.13.0', got {type(release_text).__name__}": (
+        "PyTorch 版本应当是 '2.13.0' 这样的字符串，而传入的是 {type(release_text).__name__}"
+    ),
+    "device must be a torch.device or a name such as 'cuda:0', got {type(device).__name__}": (
+        "device 必须是 torch.device 或 'cuda:0' 这样的设备名，而传入的是 {type(device).__name__}"
+    ),
+    'dropout must be a probability in [0, 1), got {dropout!r}': (
+        'dropout 必须是 [0, 1) 中的概率，而传入的是 {dropout!r}'
+    ),
+    'dtype must be None, torch.float16 or torch.bfloat16, got {dtype}': (
+        'dtype 必须是 None、torch.float16 或 torch.bfloat16，而传入的是 {dtype}'
+    ),
+    'dtype must be None, torch.float16 or torch.bfloat16, got {type(dtype).__name__}': (
+        'dtype 必须是 None、torch.float16 或 torch.bfloat16，而传入的是 {type(dtype).__name__}'
+    ),
+    'dtype must be a floating-point torch.dtype, got {dtype!r}': (
+        'dtype 必须是浮点类型的 torch.dtype，而传入的是 {dtype!r}'
+    ),
+    'dtype must be a torch.dtype, got {type(dtype).__name__}': (
+        'dtype 必须是 torch.dtype，而传入的是 {type(dtype).__name__}'
+    ),
+    'err must be an exception, got {type(err).__name__}': 'err 必须是异常，而传入的是 {type(err).__name__}',
+    'expected an nn.Module, got {type(net).__name__}': '需要一个 nn.Module，而传入的是 {type(net).__name__}',
+    'fn must be callable, got {type(fn).__name__}': 'fn 必须是可调用对象，而传入的是 {type(fn).__name__}',
+    'hidden must be 1 or more, got {hidden}': 'hidden 必须大于或等于 1，而传入的是 {hidden}',
+    'hidden must be an int, got {type(hidden).__name__}': 'hidden 必须是整数，而传入的是 {type(hidden).__name__}',
+    'images must be N x 64 or N x 8 x 8 with N > 0, got shape {tuple(images.shape)}': (
+        'images 的形状必须是 N x 64 或 N x 8 x 8（N > 0），而传入的形状是 {tuple(images.shape)}'
+    ),
+    'install the CUDA {choice} build of PyTorch {pinned}': '安装 PyTorch {pinned} 的 CUDA {choice} 版',
+    'its settings': '在平台的设置中',
+    'labels must be digits from 0 to 9': 'labels 必须是 0 到 9 的数字',
+    'labels must be {len(images)} integers, one per image, got {labels.dtype} of shape {tuple(labels.shape)}': (
+        'labels 必须是 {len(images)} 个整数，每张图像一个，而传入的是形状为 {tuple(labels.shape)} 的 {labels.dtype}'
+    ),
+    'loader must give (inputs, labels) batches, like a DataLoader; got {type(loader).__name__}': (
+        'loader 必须像 DataLoader 那样给出 (inputs, labels) 批量，而传入的是 {type(loader).__name__}'
+    ),
+    "m must be a square 2-D tensor, got {getattr(m, 'shape', type(m).__name__)}": (
+        "m 必须是行数与列数相等的二维张量，而传入的是 {getattr(m, 'shape', type(m).__name__)}"
+    ),
+    'max_batches must be 1 or more, got {max_batches}': 'max_batches 必须大于或等于 1，而传入的是 {max_batches}',
+    'max_batches must be an int or None, got {type(max_batches).__name__}': (
+        'max_batches 必须是整数或 None，而传入的是 {type(max_batches).__name__}'
+    ),
+    'min_run_time must be a number of seconds, got {type(min_run_time).__name__}': (
+        'min_run_time 必须是秒数，而传入的是 {type(min_run_time).__name__}'
+    ),
+    'min_run_time must be positive, got {min_run_time}': 'min_run_time 必须是正数，而传入的是 {min_run_time}',
+    'model must be an nn.Module, got {type(model).__name__}': (
+        'model 必须是模型（nn.Module），而传入的是 {type(model).__name__}'
+    ),
+    'mps does not exist: this machine has no Apple GPU that PyTorch can use': (
+        'mps 不存在，这台机器没有 PyTorch 能用的 Apple GPU'
+    ),
+    'n must be 1 or more, got {n}': 'n 必须大于或等于 1，而传入的是 {n}',
+    'n must be an int, got {type(n).__name__}': 'n 必须是整数，而传入的是 {type(n).__name__}',
+    'no difference beyond the noise': '差异没有超出噪声',
+    'no script at {script}': '找不到脚本 {script}',
+    "not a CUDA version: {text!r} (expected something like '12.6')": "{text!r} 不是 CUDA 版本号（应当形如 '12.6'）",
+    "not a PyTorch version: {release_text!r} (expected something like '2.13.0')": (
+        "{release_text!r} 不是 PyTorch 版本号（应当形如 '2.13.0'）"
+    ),
+    "not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')": (
+        "{device!r} 不是设备名（可以试试 'cpu'、'cuda:0' 或 'mps'）"
+    ),
+    'not even a batch of 1 fits on {device}': '在 {device} 上，连大小为 1 的批量都放不下',
+    'nproc must be an int, got {type(nproc).__name__}': 'nproc 必须是整数，而传入的是 {type(nproc).__name__}',
+    'nproc must be at least 1, got {nproc}': 'nproc 必须大于或等于 1，而传入的是 {nproc}',
+    (
+        'on {device} pass budget_bytes: nothing there refuses an allocation in time, so the helper never probes real '
+        'memory'
+    ): (
+        '在 {device} 上要传入 budget_bytes。那里的分配不会及时报错，所以辅助函数从不试探真实的内存'
+    ),
+    'on {device}, step must return the bytes its batch needs (an int), got {type(needed).__name__}': (
+        '在 {device} 上，step 必须返回它的批量需要的字节数（一个整数），而它返回的是 {type(needed).__name__}'
+    ),
+    'op must be "matmul" or "conv", got {op!r}': 'op 必须是 "matmul" 或 "conv"，而传入的是 {op!r}',
+    'optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}': (
+        'optimizer 必须是优化器（torch.optim.Optimizer），而传入的是 {type(optimizer).__name__}'
+    ),
+    'scaler must be a torch.amp.GradScaler or None, got {type(scaler).__name__}': (
+        'scaler 必须是 torch.amp.GradScaler 或 None，而传入的是 {type(scaler).__name__}'
+    ),
+    'script must be a path (str or pathlib.Path), got {type(script).__name__}': (
+        'script 必须是路径（str 或 pathlib.Path），而传入的是 {type(script).__name__}'
+    ),
+    'seconds_per_item must be 0 or more, got {seconds_per_item}': (
+        'seconds_per_item 必须大于或等于 0，而传入的是 {seconds_per_item}'
+    ),
+    'seconds_per_item must be a number, got {type(seconds_per_item).__name__}': (
+        'seconds_per_item 必须是数值，而传入的是 {type(seconds_per_item).__name__}'
+    ),
+    'seed must be 0 or more, got {seed}': 'seed 必须大于或等于 0，而传入的是 {seed}',
+    'seed must be an int, got {type(seed).__name__}': 'seed 必须是整数，而传入的是 {type(seed).__name__}',
+    'source must be a tensor, got {type(source).__name__}': 'source 必须是张量，而传入的是 {type(source).__name__}',
+    'step must be callable, got {type(step).__name__}': 'step 必须是可调用对象，而传入的是 {type(step).__name__}',
+    'steps must be 1 or more, got {steps}': 'steps 必须大于或等于 1，而传入的是 {steps}',
+    'steps must be an int, got {type(steps).__name__}': 'steps 必须是整数，而传入的是 {type(steps).__name__}',
+    'test_fraction must be a number between 0 and 1, got {test_fraction!r}': (
+        'test_fraction 必须是 0 和 1 之间的数值，而传入的是 {test_fraction!r}'
+    ),
+    'the loader gave no batches': 'loader 没有给出任何批量',
+    'the model is on {where}, not on {device}: move it first, model.to(device)': (
+        '模型在 {where} 上，而不在设备 {device} 上。请先用 model.to(device) 把它移过去'
+    ),
+    "the optimizer holds none of the model's parameters: create it from model.parameters()": (
+        '优化器中没有这个模型的任何参数。请用 model.parameters() 创建优化器'
+    ),
+    'this PyTorch ({torch.__version__}) has no autocast for {device.type}': (
+        '这个 PyTorch（{torch.__version__}）不支持在 {device.type} 上使用 autocast'
+    ),
+    'this helper does not know which CUDA builds PyTorch {pinned} publishes': (
+        'PyTorch {pinned} 发布了哪些 CUDA 构建，这个辅助函数并不知道'
+    ),
+    'timeout must be a number of seconds, got {type(timeout).__name__}': (
+        'timeout 必须是秒数，而传入的是 {type(timeout).__name__}'
+    ),
+    'timeout must be positive, got {timeout}': 'timeout 必须是正数，而传入的是 {timeout}',
+    "unit must be one of {', '.join(scale)}, got {unit!r}": "unit 必须是 {', '.join(scale)} 之一，而传入的是 {unit!r}",
+    (
+        'update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older}, the newest release with a'
+        ' build this driver runs ({why}){blackwell_note(older)}'
+    ): (
+        '更新 NVIDIA 驱动，或者安装 PyTorch {older} 的 CUDA {fallback} 版，这是该驱动还能运行的最新 PyTorch 版本（{wh'
+        'y}）{blackwell_note(older)}'
+    ),
+    'update the NVIDIA driver, or {fix}': '更新 NVIDIA 驱动，或者{fix}',
+    'update the NVIDIA driver, since {why}': '更新 NVIDIA 驱动，因为 {why}',
+    '{device} does not exist: this machine has {count} CUDA GPU(s)': (
+        '{device} 不存在，这台机器上有 {count} 块 CUDA GPU'
+    ),
+    '{name} is True or False, got {flag!r}': '{name} 应当是 True 或 False，而传入的是 {flag!r}',
+    "{name} must be a list of strings such as ['--epochs', '3'], got {value!r}": (
+        "{name} 必须是字符串列表，例如 ['--epochs', '3']，而传入的是 {value!r}"
+    ),
+    '{name} must be an int, got {type(value).__name__}': '{name} 必须是整数，而传入的是 {type(value).__name__}',
+    '{name} must be at least 1, got {value}': '{name} 必须大于或等于 1，而传入的是 {value}',
+    '{name} must be positive, got {value}': '{name} 必须是正数，而传入的是 {value}',
+    (
+        '{script.name} did not finish within {timeout} s; all its processes were stopped. The start and the end of it'
+        's output:\n{tail}'
+    ): (
+        '{script.name} 没有在 {timeout} 秒内结束，它的进程都已停止。下面是它输出的开头和结尾：\n{tail}'
+    ),
+    '{script.name} failed (exit code {returncode}). The start and the end of its output:\n{tail}': (
+        '{script.name} 运行失败（退出码 {returncode}）。下面是它输出的开头和结尾：\n{tail}'
+    ),
+    '{self.median / other.median:.2f}× as long': '用时是 {self.median / other.median:.2f} 倍',
+    '{type(model).__name__} has no parameters, so there is nothing to train or evaluate': (
+        '{type(model).__name__} 没有参数，所以没有什么可以训练或评估'
+    ),
+    '{type(net).__name__} has no parameters or buffers, so it has no device': (
+        '{type(net).__name__} 既没有参数也没有缓冲区，所以它不在任何设备上'
+    ),
+    '{type(net).__name__} is spread over several devices: {names}': '{type(net).__name__} 分散在多个设备上：{names}',
 }
 
 
@@ -3646,6 +3925,12 @@ MESSAGES: dict[str, str] = {
                                  "not (2, 1).",
     "models.split/one-device-answer": "one_device is {one_device}: look again, run model_device(split) and "
                                       "read what it says.",
+    "models.split/no-linear": "none",
+    "models.split/first-layer": "first",
+    "models.split/second-layer": "second",
+    "models.split/cpu-batch": "a batch on the CPU, as a data loader gives it",
+    "models.split/gpu-batch": "a batch on a CUDA GPU",
+    "models.split/what-returns": "what split returns",
     "models.split/hint": "In __init__, make each layer and move it there, nn.Linear(3, 4).to(first), and keep "
                          "the devices (self.first = first). In forward, x.to(self.first) goes into the first "
                          "layer, and its output moves to self.second before the second.",
@@ -3662,6 +3947,10 @@ MESSAGES: dict[str, str] = {
                                    "0.weight and 0.bias.",
     "models.load-onto/state-device": "state's tensors are on {got}, but your best device is {best}: load them "
                                      "onto it.",
+    "models.load-onto/gpu-to-cpu": "a file saved on a CUDA GPU, loaded onto the CPU",
+    "models.load-onto/cpu-to-meta": "a file saved on the CPU, loaded onto meta",
+    "models.load-onto/what-returns": "what load_onto returns for {case}",
+    "models.load-onto/no-keys": "nothing",
     "models.load-onto/hint": "torch.load(path, map_location=device, weights_only=True) puts every tensor on "
                              "device as it reads the file; try_gpu() is your best device.",
     "models.layer-bytes/right": "{summary}",
@@ -3760,6 +4049,7 @@ MESSAGES: dict[str, str] = {
     "payoff.peaks/share": " = {share} of the {kind} peak ({peak} TFLOP/s)",
     "payoff.peaks/row": "  {label}: {rate} GFLOP/s{share}",
     "payoff.peaks/right": "Each case names the peak that applies. On this machine ({device}, n = {n}):\n{rows}",
+    "payoff.peaks/tf32": "float32 with TF32",
     "payoff.peaks/hint": "Which units run the product decides the peak: TF32 exists only from the Ampere generation "
                          "on (an A100, not a T4), float16 runs on the tensor cores, and a CPU has no published peak.",
     "payoff.copy-every/remainder": "with k={k} and {steps} steps the log holds {got} norms: the last steps, which fill "
@@ -3802,6 +4092,8 @@ MESSAGES: dict[str, str] = {
     "memory.adam-step/right": "state_bytes counts the weights, the gradients and Adam's state, before and after the "
                               "first step. For nn.Linear(4096, 4096) after one step it counts {counted} MiB. "
                               "{measured}",
+    "memory.adam-step/float32-network": "a float32 network",
+    "memory.adam-step/float64-layer": "a float64 layer",
     "memory.adam-step/hint": "Count bytes as numel() * element_size() of each tensor: the parameters, their .grad "
                              "where "
                              "it is not None, and the tensors in each optimizer.state[p], a dict per parameter.",
@@ -3814,6 +4106,9 @@ MESSAGES: dict[str, str] = {
     "memory.alias/row": "  {label:17} the tensor is {alive:5}  {counters}",
     "memory.alias/right": "A second name keeps a tensor alive, and release returns only what no tensor uses. On this "
                           "machine ({device}):\n{rows}",
+    "memory.alias/after-del-big": "del big, release",
+    "memory.alias/after-del-alias": "del alias",
+    "memory.alias/release-again": "release again",
     "memory.alias/hint": "alias = big makes a second name for the same tensor, not a copy. A tensor is freed when its "
                          "last name goes; the allocator then keeps its block, until a release hands the block back.",
     # --- oom.*: lesson 08 out of memory (exercises/oom.py)
@@ -3906,6 +4201,9 @@ MESSAGES: dict[str, str] = {
                                     "{rows}\nOn an Ampere or later GPU the two 16-bit rows come close; a T4 or a V100 "
                                     "emulates bfloat16; a CPU without bfloat16 instructions runs both 16-bit rows "
                                     "slower than float32 (section 5).",
+    "precision.bf16-vs-fp16/the-step": "the step that {called} returns",
+    "precision.bf16-vs-fp16/versus": "; {versus} as float32's",
+    "precision.bf16-vs-fp16/versus-same": "; {versus}",
     "precision.bf16-vs-fp16/hint": "measure() in section 4 builds what one variant needs: a fresh make_model(), an "
                                    "optimizer, and a GradScaler only where the dtype's range calls for one "
                                    "(section 3). make_step does the same and returns the step instead of timing it. "
@@ -3953,6 +4251,9 @@ MESSAGES: dict[str, str] = {
     "precision.small-model/right": "The model is 64 wide and the batch 64, all on {device}, where {result} A step "
                                    "this small is a dozen little kernels: launches and casts, not arithmetic, decide "
                                    "its time.",
+    "precision.small-model/the-model": "the model small_setup returns",
+    "precision.small-model/the-inputs": "the inputs small_setup returns",
+    "precision.small-model/the-targets": "the targets small_setup returns",
     "precision.small-model/hint": "Write make_model's body with 64 in place of width, and draw the data as section 4 "
                                   "does with batch = 64; move all of it to device. For why: what does a step of such "
                                   "tiny products spend its time on (lesson 05)?",
@@ -5581,9 +5882,10 @@ def _memory_counts(state_bytes, model, optimizer, case):
 def _memory_adam_step(state_bytes, predicted_mib):
     _expect_callable(state_bytes, "state_bytes")
     torch.manual_seed(0)
-    cases = [("a float32 network", nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)), 16),
-             ("a float64 layer", nn.Linear(8, 4).double(), 8)]
-    for case, model, width in cases:
+    cases = [("memory.adam-step/float32-network", nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)), 16),
+             ("memory.adam-step/float64-layer", nn.Linear(8, 4).double(), 8)]
+    for label, model, width in cases:
+        case = _say(label)
         optimizer = torch.optim.Adam(model.parameters())
         weights = sum(p.numel() * p.element_size() for p in model.parameters())
         elements = sum(p.numel() for p in model.parameters())
@@ -5668,11 +5970,11 @@ def _memory_alias_on_this_machine():
 
     del big
     release_cached_memory(device)
-    row("del big, release")
+    row(_say("memory.alias/after-del-big"))
     del alias
-    row("del alias")
+    row(_say("memory.alias/after-del-alias"))
     release_cached_memory(device)
-    row("release again")
+    row(_say("memory.alias/release-again"))
     return {"device": device, "rows": "\n".join(rows)}
 
 
@@ -5703,7 +6005,7 @@ def _models_to_in_place(on_cpu, X_on_other):
 
 def _models_linears(net: nn.Module) -> str:
     found = [f"Linear({m.in_features}, {m.out_features})" for m in net.modules() if isinstance(m, nn.Linear)]
-    return ", ".join(found) or "none"
+    return ", ".join(found) or _say("models.split/no-linear")
 
 
 def _models_run_split(split: nn.Module, layers: list[nn.Linear], case: str, x: torch.Tensor) -> torch.Tensor:
@@ -5716,7 +6018,7 @@ def _models_run_split(split: nn.Module, layers: list[nn.Linear], case: str, x: t
                 raise _Wrong("models.split/inputs-behind", case=case, layer=name, got=got, want=want)
         return pre_hook
 
-    names = ("first", "second")
+    names = (_say("models.split/first-layer"), _say("models.split/second-layer"))
     handles = [layer.register_forward_pre_hook(guard(name)) for layer, name in zip(layers, names, strict=True)]
     try:
         return split(x)
@@ -5742,12 +6044,12 @@ def _models_split(split, one_device):
     if where != [{first}, {second}]:
         raise _Wrong("models.split/placement", got0=", ".join(str(d) for d in where[0]),
                      got1=", ".join(str(d) for d in where[1]), first=first, second=second)
-    cases = [("a batch on the CPU, as a data loader gives it", torch.ones(2, 3))]
+    cases = [(_say("models.split/cpu-batch"), torch.ones(2, 3))]
     if first.type == "cpu":  # then a CPU batch is already where the first layer is: try one from a GPU
-        cases.append(("a batch on a CUDA GPU", _on_a_gpu(torch.ones(2, 3), "cuda:0")))
+        cases.append((_say("models.split/gpu-batch"), _on_a_gpu(torch.ones(2, 3), "cuda:0")))
     for case, x in cases:
         y = _models_run_split(split, layers, case, x)
-        _expect(y, torch.Tensor, "what split returns")
+        _expect(y, torch.Tensor, _say("models.split/what-returns"))
         if y.device != second:
             raise _Wrong("models.split/output-device", case=case, got=y.device, second=second)
         if tuple(y.shape) != (2, 1):
@@ -5799,8 +6101,8 @@ def _models_load_onto(load_onto, state):
     _expect_callable(load_onto, "load_onto")
     with tempfile.TemporaryDirectory() as folder:
         saved, on_cpu, on_gpu = _models_checkpoints(Path(folder))
-        cases = [("a file saved on a CUDA GPU, loaded onto the CPU", on_gpu, torch.device("cpu"))] if on_gpu else []
-        cases.append(("a file saved on the CPU, loaded onto meta", on_cpu, torch.device("meta")))
+        cases = [(_say("models.load-onto/gpu-to-cpu"), on_gpu, torch.device("cpu"))] if on_gpu else []
+        cases.append((_say("models.load-onto/cpu-to-meta"), on_cpu, torch.device("meta")))
         for case, path, device in cases:
             try:
                 loaded = load_onto(path, device)
@@ -5808,7 +6110,7 @@ def _models_load_onto(load_onto, state):
                 if path == on_gpu and "CUDA" in str(err):
                     raise _Wrong("models.load-onto/no-map-location", case=case, error=_models_why(err)) from None
                 raise
-            _expect(loaded, dict, f"what load_onto returns for {case}")
+            _expect(loaded, dict, _say("models.load-onto/what-returns", case=case))
             if set(loaded) != set(saved):
                 raise _Wrong("models.load-onto/keys", case=case)
             got = sorted({str(v.device) for v in loaded.values()})
@@ -5818,7 +6120,8 @@ def _models_load_onto(load_onto, state):
                 raise _Wrong("models.load-onto/values", case=case)
     _expect(state, dict, "state")
     if set(state) != {"0.weight", "0.bias"}:
-        raise _Wrong("models.load-onto/state-keys", keys=", ".join(sorted(map(str, state))) or "nothing")
+        keys = ", ".join(sorted(map(str, state))) or _say("models.load-onto/no-keys")
+        raise _Wrong("models.load-onto/state-keys", keys=keys)
     best = try_gpu()
     got = sorted({str(v.device) for v in state.values()})
     if got != [str(best)]:
@@ -5831,7 +6134,7 @@ _MODELS_LAYER_BYTES = 1024 * 1024 * 4 + 1024 * 4  # nn.Linear(1024, 1024): weigh
 
 def _models_bytes_cases():
     return [("nn.Linear(1024, 1024)", nn.Linear(1024, 1024)),
-            ("nn.Linear(10, 10) in float16", nn.Linear(10, 10).half()),
+            ("nn.Linear(10, 10).half()", nn.Linear(10, 10).half()),
             ("nn.Linear(4, 3, bias=False)", nn.Linear(4, 3, bias=False)),
             ("nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))", nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1)))]
 
@@ -6074,7 +6377,7 @@ def _payoff_peaks_on_this_machine():
     n = 256 if device.type == "cpu" else 4096
     settings = [("float32", torch.float32, "highest"), ("float16", torch.float16, "highest")]
     if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0):
-        settings.append(("float32 with TF32", torch.float32, "high"))
+        settings.append((_say("payoff.peaks/tf32"), torch.float32, "high"))
     before, rows = torch.get_float32_matmul_precision(), []
     for label, dtype, precision in settings:
         torch.set_float32_matmul_precision(precision)
@@ -6217,16 +6520,21 @@ def _precision_bf16_vs_fp16(make_step, which):
             raise _Wrong("precision.bf16-vs-fp16/float16-no-scaler")
         if dtype != torch.float16 and spy.calls:
             raise _Wrong("precision.bf16-vs-fp16/needless-scaler", label=label)
-        loss = _precision_loss(first, f"the step that {called} returns")
+        loss = _precision_loss(first, _say("precision.bf16-vs-fp16/the-step", called=called))
         device = first.device
         timing = median_and_iqr_seconds(step, device, min_run_time=0.1)  # warms up, synchronises
-        after = _precision_loss(step(), f"the step that {called} returns")
+        after = _precision_loss(step(), _say("precision.bf16-vs-fp16/the-step", called=called))
         if not after < loss:
             raise _Wrong("precision.bf16-vs-fp16/not-training", label=label, first=loss, last=after)
         timings[dtype] = timing
-        versus = "" if dtype is None else "; " + _precision_versus(timing, timings[None])
-        rows.append(_say("precision.bf16-vs-fp16/row", label=label, timing=timing,
-                         versus=versus + (" as float32's" if "×" in versus else "")))
+        versus = ""
+        if dtype is not None:  # "; 1.52× as long as float32's", or "; no difference beyond the noise"
+            reference = timings[None]
+            ratio = not (timing.noisy or reference.noisy) and \
+                abs(timing.median - reference.median) > timing.iqr + reference.iqr  # as Timing.against says
+            versus = _say("precision.bf16-vs-fp16/versus" if ratio else "precision.bf16-vs-fp16/versus-same",
+                          versus=_precision_versus(timing, reference))
+        rows.append(_say("precision.bf16-vs-fp16/row", label=label, timing=timing, versus=versus))
     return {"device": device, "rows": "\n".join(rows)}
 
 
@@ -6282,9 +6590,9 @@ def _precision_small_parts(small_setup):
     if not isinstance(parts, tuple) or len(parts) != 3:
         raise _Wrong("precision.small-model/not-three", got=type(parts).__name__)
     model, inputs, targets = parts
-    _expect(model, nn.Module, "the model small_setup returns")
-    _expect(inputs, torch.Tensor, "the inputs small_setup returns")
-    _expect(targets, torch.Tensor, "the targets small_setup returns")
+    _expect(model, nn.Module, _say("precision.small-model/the-model"))
+    _expect(inputs, torch.Tensor, _say("precision.small-model/the-inputs"))
+    _expect(targets, torch.Tensor, _say("precision.small-model/the-targets"))
     first = _precision_first_linear(model)
     if first is None:
         raise _Wrong("precision.small-model/no-linear")

@@ -45,9 +45,10 @@ def _memory_counts(state_bytes, model, optimizer, case):
 def _memory_adam_step(state_bytes, predicted_mib):
     _expect_callable(state_bytes, "state_bytes")
     torch.manual_seed(0)
-    cases = [("a float32 network", nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)), 16),
-             ("a float64 layer", nn.Linear(8, 4).double(), 8)]
-    for case, model, width in cases:
+    cases = [("memory.adam-step/float32-network", nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)), 16),
+             ("memory.adam-step/float64-layer", nn.Linear(8, 4).double(), 8)]
+    for label, model, width in cases:
+        case = _say(label)
         optimizer = torch.optim.Adam(model.parameters())
         weights = sum(p.numel() * p.element_size() for p in model.parameters())
         elements = sum(p.numel() for p in model.parameters())
@@ -132,9 +133,9 @@ def _memory_alias_on_this_machine():
 
     del big
     release_cached_memory(device)
-    row("del big, release")
+    row(_say("memory.alias/after-del-big"))
     del alias
-    row("del alias")
+    row(_say("memory.alias/after-del-alias"))
     release_cached_memory(device)
-    row("release again")
+    row(_say("memory.alias/release-again"))
     return {"device": device, "rows": "\n".join(rows)}

@@ -283,6 +283,12 @@ MESSAGES: dict[str, str] = {
                                  "not (2, 1).",
     "models.split/one-device-answer": "one_device is {one_device}: look again, run model_device(split) and "
                                       "read what it says.",
+    "models.split/no-linear": "none",
+    "models.split/first-layer": "first",
+    "models.split/second-layer": "second",
+    "models.split/cpu-batch": "a batch on the CPU, as a data loader gives it",
+    "models.split/gpu-batch": "a batch on a CUDA GPU",
+    "models.split/what-returns": "what split returns",
     "models.split/hint": "In __init__, make each layer and move it there, nn.Linear(3, 4).to(first), and keep "
                          "the devices (self.first = first). In forward, x.to(self.first) goes into the first "
                          "layer, and its output moves to self.second before the second.",
@@ -299,6 +305,10 @@ MESSAGES: dict[str, str] = {
                                    "0.weight and 0.bias.",
     "models.load-onto/state-device": "state's tensors are on {got}, but your best device is {best}: load them "
                                      "onto it.",
+    "models.load-onto/gpu-to-cpu": "a file saved on a CUDA GPU, loaded onto the CPU",
+    "models.load-onto/cpu-to-meta": "a file saved on the CPU, loaded onto meta",
+    "models.load-onto/what-returns": "what load_onto returns for {case}",
+    "models.load-onto/no-keys": "nothing",
     "models.load-onto/hint": "torch.load(path, map_location=device, weights_only=True) puts every tensor on "
                              "device as it reads the file; try_gpu() is your best device.",
     "models.layer-bytes/right": "{summary}",
@@ -397,6 +407,7 @@ MESSAGES: dict[str, str] = {
     "payoff.peaks/share": " = {share} of the {kind} peak ({peak} TFLOP/s)",
     "payoff.peaks/row": "  {label}: {rate} GFLOP/s{share}",
     "payoff.peaks/right": "Each case names the peak that applies. On this machine ({device}, n = {n}):\n{rows}",
+    "payoff.peaks/tf32": "float32 with TF32",
     "payoff.peaks/hint": "Which units run the product decides the peak: TF32 exists only from the Ampere generation "
                          "on (an A100, not a T4), float16 runs on the tensor cores, and a CPU has no published peak.",
     "payoff.copy-every/remainder": "with k={k} and {steps} steps the log holds {got} norms: the last steps, which fill "
@@ -439,6 +450,8 @@ MESSAGES: dict[str, str] = {
     "memory.adam-step/right": "state_bytes counts the weights, the gradients and Adam's state, before and after the "
                               "first step. For nn.Linear(4096, 4096) after one step it counts {counted} MiB. "
                               "{measured}",
+    "memory.adam-step/float32-network": "a float32 network",
+    "memory.adam-step/float64-layer": "a float64 layer",
     "memory.adam-step/hint": "Count bytes as numel() * element_size() of each tensor: the parameters, their .grad "
                              "where "
                              "it is not None, and the tensors in each optimizer.state[p], a dict per parameter.",
@@ -451,6 +464,9 @@ MESSAGES: dict[str, str] = {
     "memory.alias/row": "  {label:17} the tensor is {alive:5}  {counters}",
     "memory.alias/right": "A second name keeps a tensor alive, and release returns only what no tensor uses. On this "
                           "machine ({device}):\n{rows}",
+    "memory.alias/after-del-big": "del big, release",
+    "memory.alias/after-del-alias": "del alias",
+    "memory.alias/release-again": "release again",
     "memory.alias/hint": "alias = big makes a second name for the same tensor, not a copy. A tensor is freed when its "
                          "last name goes; the allocator then keeps its block, until a release hands the block back.",
     # --- oom.*: lesson 08 out of memory (exercises/oom.py)
@@ -543,6 +559,9 @@ MESSAGES: dict[str, str] = {
                                     "{rows}\nOn an Ampere or later GPU the two 16-bit rows come close; a T4 or a V100 "
                                     "emulates bfloat16; a CPU without bfloat16 instructions runs both 16-bit rows "
                                     "slower than float32 (section 5).",
+    "precision.bf16-vs-fp16/the-step": "the step that {called} returns",
+    "precision.bf16-vs-fp16/versus": "; {versus} as float32's",
+    "precision.bf16-vs-fp16/versus-same": "; {versus}",
     "precision.bf16-vs-fp16/hint": "measure() in section 4 builds what one variant needs: a fresh make_model(), an "
                                    "optimizer, and a GradScaler only where the dtype's range calls for one "
                                    "(section 3). make_step does the same and returns the step instead of timing it. "
@@ -590,6 +609,9 @@ MESSAGES: dict[str, str] = {
     "precision.small-model/right": "The model is 64 wide and the batch 64, all on {device}, where {result} A step "
                                    "this small is a dozen little kernels: launches and casts, not arithmetic, decide "
                                    "its time.",
+    "precision.small-model/the-model": "the model small_setup returns",
+    "precision.small-model/the-inputs": "the inputs small_setup returns",
+    "precision.small-model/the-targets": "the targets small_setup returns",
     "precision.small-model/hint": "Write make_model's body with 64 in place of width, and draw the data as section 4 "
                                   "does with batch = 64; move all of it to device. For why: what does a step of such "
                                   "tiny products spend its time on (lesson 05)?",

@@ -43,7 +43,7 @@ def _models_to_in_place(on_cpu, X_on_other):
 
 def _models_linears(net: nn.Module) -> str:
     found = [f"Linear({m.in_features}, {m.out_features})" for m in net.modules() if isinstance(m, nn.Linear)]
-    return ", ".join(found) or "none"
+    return ", ".join(found) or _say("models.split/no-linear")
 
 
 def _models_run_split(split: nn.Module, layers: list[nn.Linear], case: str, x: torch.Tensor) -> torch.Tensor:
@@ -56,7 +56,7 @@ def _models_run_split(split: nn.Module, layers: list[nn.Linear], case: str, x: t
                 raise _Wrong("models.split/inputs-behind", case=case, layer=name, got=got, want=want)
         return pre_hook
 
-    names = ("first", "second")
+    names = (_say("models.split/first-layer"), _say("models.split/second-layer"))
     handles = [layer.register_forward_pre_hook(guard(name)) for layer, name in zip(layers, names, strict=True)]
     try:
         return split(x)
@@ -82,12 +82,12 @@ def _models_split(split, one_device):
     if where != [{first}, {second}]:
         raise _Wrong("models.split/placement", got0=", ".join(str(d) for d in where[0]),
                      got1=", ".join(str(d) for d in where[1]), first=first, second=second)
-    cases = [("a batch on the CPU, as a data loader gives it", torch.ones(2, 3))]
+    cases = [(_say("models.split/cpu-batch"), torch.ones(2, 3))]
     if first.type == "cpu":  # then a CPU batch is already where the first layer is: try one from a GPU
-        cases.append(("a batch on a CUDA GPU", _on_a_gpu(torch.ones(2, 3), "cuda:0")))
+        cases.append((_say("models.split/gpu-batch"), _on_a_gpu(torch.ones(2, 3), "cuda:0")))
     for case, x in cases:
         y = _models_run_split(split, layers, case, x)
-        _expect(y, torch.Tensor, "what split returns")
+        _expect(y, torch.Tensor, _say("models.split/what-returns"))
         if y.device != second:
             raise _Wrong("models.split/output-device", case=case, got=y.device, second=second)
         if tuple(y.shape) != (2, 1):
@@ -139,8 +139,8 @@ def _models_load_onto(load_onto, state):
     _expect_callable(load_onto, "load_onto")
     with tempfile.TemporaryDirectory() as folder:
         saved, on_cpu, on_gpu = _models_checkpoints(Path(folder))
-        cases = [("a file saved on a CUDA GPU, loaded onto the CPU", on_gpu, torch.device("cpu"))] if on_gpu else []
-        cases.append(("a file saved on the CPU, loaded onto meta", on_cpu, torch.device("meta")))
+        cases = [(_say("models.load-onto/gpu-to-cpu"), on_gpu, torch.device("cpu"))] if on_gpu else []
+        cases.append((_say("models.load-onto/cpu-to-meta"), on_cpu, torch.device("meta")))
         for case, path, device in cases:
             try:
                 loaded = load_onto(path, device)
@@ -148,7 +148,7 @@ def _models_load_onto(load_onto, state):
                 if path == on_gpu and "CUDA" in str(err):
                     raise _Wrong("models.load-onto/no-map-location", case=case, error=_models_why(err)) from None
                 raise
-            _expect(loaded, dict, f"what load_onto returns for {case}")
+            _expect(loaded, dict, _say("models.load-onto/what-returns", case=case))
             if set(loaded) != set(saved):
                 raise _Wrong("models.load-onto/keys", case=case)
             got = sorted({str(v.device) for v in loaded.values()})
@@ -158,7 +158,8 @@ def _models_load_onto(load_onto, state):
                 raise _Wrong("models.load-onto/values", case=case)
     _expect(state, dict, "state")
     if set(state) != {"0.weight", "0.bias"}:
-        raise _Wrong("models.load-onto/state-keys", keys=", ".join(sorted(map(str, state))) or "nothing")
+        keys = ", ".join(sorted(map(str, state))) or _say("models.load-onto/no-keys")
+        raise _Wrong("models.load-onto/state-keys", keys=keys)
     best = try_gpu()
     got = sorted({str(v.device) for v in state.values()})
     if got != [str(best)]:
@@ -171,7 +172,7 @@ _MODELS_LAYER_BYTES = 1024 * 1024 * 4 + 1024 * 4  # nn.Linear(1024, 1024): weigh
 
 def _models_bytes_cases():
     return [("nn.Linear(1024, 1024)", nn.Linear(1024, 1024)),
-            ("nn.Linear(10, 10) in float16", nn.Linear(10, 10).half()),
+            ("nn.Linear(10, 10).half()", nn.Linear(10, 10).half()),
             ("nn.Linear(4, 3, bias=False)", nn.Linear(4, 3, bias=False)),
             ("nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))", nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1)))]
 

@@ -111,7 +111,7 @@ def _payoff_peaks_on_this_machine():
     n = 256 if device.type == "cpu" else 4096
     settings = [("float32", torch.float32, "highest"), ("float16", torch.float16, "highest")]
     if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0):
-        settings.append(("float32 with TF32", torch.float32, "high"))
+        settings.append((_say("payoff.peaks/tf32"), torch.float32, "high"))
     before, rows = torch.get_float32_matmul_precision(), []
     for label, dtype, precision in settings:
         torch.set_float32_matmul_precision(precision)

@@ -94,16 +94,21 @@ def _precision_bf16_vs_fp16(make_step, which):
             raise _Wrong("precision.bf16-vs-fp16/float16-no-scaler")
         if dtype != torch.float16 and spy.calls:
             raise _Wrong("precision.bf16-vs-fp16/needless-scaler", label=label)
-        loss = _precision_loss(first, f"the step that {called} returns")
+        loss = _precision_loss(first, _say("precision.bf16-vs-fp16/the-step", called=called))
         device = first.device
         timing = median_and_iqr_seconds(step, device, min_run_time=0.1)  # warms up, synchronises
-        after = _precision_loss(step(), f"the step that {called} returns")
+        after = _precision_loss(step(), _say("precision.bf16-vs-fp16/the-step", called=called))
         if not after < loss:
             raise _Wrong("precision.bf16-vs-fp16/not-training", label=label, first=loss, last=after)
         timings[dtype] = timing
-        versus = "" if dtype is None else "; " + _precision_versus(timing, timings[None])
-        rows.append(_say("precision.bf16-vs-fp16/row", label=label, timing=timing,
-                         versus=versus + (" as float32's" if "×" in versus else "")))
+        versus = ""
+        if dtype is not None:  # "; 1.52× as long as float32's", or "; no difference beyond the noise"
+            reference = timings[None]
+            ratio = not (timing.noisy or reference.noisy) and \
+                abs(timing.median - reference.median) > timing.iqr + reference.iqr  # as Timing.against says
+            versus = _say("precision.bf16-vs-fp16/versus" if ratio else "precision.bf16-vs-fp16/versus-same",
+                          versus=_precision_versus(timing, reference))
+        rows.append(_say("precision.bf16-vs-fp16/row", label=label, timing=timing, versus=versus))
     return {"device": device, "rows": "\n".join(rows)}
 
 
@@ -159,9 +164,9 @@ def _precision_small_parts(small_setup):
     if not isinstance(parts, tuple) or len(parts) != 3:
         raise _Wrong("precision.small-model/not-three", got=type(parts).__name__)
     model, inputs, targets = parts
-    _expect(model, nn.Module, "the model small_setup returns")
-    _expect(inputs, torch.Tensor, "the inputs small_setup returns")
-    _expect(targets, torch.Tensor, "the targets small_setup returns")
+    _expect(model, nn.Module, _say("precision.small-model/the-model"))
+    _expect(inputs, torch.Tensor, _say("precision.small-model/the-inputs"))
+    _expect(targets, torch.Tensor, _say("precision.small-model/the-targets"))
     first = _precision_first_linear(model)
     if first is None:
         raise _Wrong("precision.small-model/no-linear")

@@ -227,7 +227,7 @@ def test_layer_bytes_catches_a_count_of_values_4_bytes_each_and_weights_only(cap
     assert check("models.layer-bytes", lambda net: sum(p.numel() for p in net.parameters()), None) is False
     assert "parameter_bytes(nn.Linear(1024, 1024)) is 1,049,600: that counts the values" in said(capsys)
     assert check("models.layer-bytes", lambda net: 4 * sum(p.numel() for p in net.parameters()), None) is False
-    assert "(nn.Linear(10, 10) in float16) is 440, as if every value took 4 bytes: these take 2" in said(capsys)
+    assert "(nn.Linear(10, 10).half()) is 440, as if every value took 4 bytes: these take 2" in said(capsys)
     assert check("models.layer-bytes", lambda net: net.weight.numel() * net.weight.element_size(), None) is False
     assert "is 4,194,304: that counts the weights but not the biases" in said(capsys)
     assert check("models.layer-bytes", lambda net: parameter_bytes(net) / 1e6, None) is False

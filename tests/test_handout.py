@@ -161,7 +161,8 @@ def test_the_handouts_setup_cell_is_formatted_and_its_chinese_twin_has_the_same_
                               input=source + "\n", capture_output=True, text=True)
         assert ruff.returncode == 0, ruff.stdout
     # besides the line that makes the helpers speak Chinese, only the comments and the messages differ
-    chinese = "\n".join(line for line in chinese.splitlines() if not line.startswith('os.environ["GPU_LESSONS_LANGUAGE"]'))
+    chooses = 'os.environ["GPU_LESSONS_LANGUAGE"]'
+    chinese = "\n".join(line for line in chinese.splitlines() if not line.startswith(chooses))
     (en_code, _, en_others), (zh_code, _, zh_others) = strings_of(english), strings_of(chinese)
     assert en_code == zh_code and en_others == zh_others
     # the lesson's own setup cell, with the look-up of the bundled helpers before the download

@@ -205,6 +205,18 @@ def test_code_in_markdown_must_survive_translation():
         "code missing or changed: `x.to(device)`", "a fenced code block differs from the English (comments aside)"]
 
 
+def test_a_quoted_message_the_chinese_edition_prints_in_chinese_is_exempt_only_where_the_entry_says_so():
+    english = "It prints `The lessons will use cuda:0.` and `cuda:0`."
+    chinese = "它会打印“各课将使用 cuda:0。”，也就是 `cuda:0`。"
+    said = polib.POEntry(msgctxt="a", msgid=english, msgstr=chinese, comment="markdown cell",
+                         tcomment="zh-prints: `The lessons will use cuda:0.` (the zh edition prints it in Chinese)")
+    assert i18n.printed_in_chinese(said) == {"The lessons will use cuda:0."}
+    assert i18n.entry_problems(said, []) == []
+    assert i18n.code_lost(english, chinese) == ["code missing or changed: `The lessons will use cuda:0.`"]
+    assert i18n.code_lost(english, "它会打印“各课将使用 cuda:0。”。", {"The lessons will use cuda:0."}) == [
+        "code missing or changed: `cuda:0`"]  # any other code of the English must stay
+
+
 def test_merge_keeps_translations_and_flags_changed_english_as_stale_with_the_old_text():
     old = polib.POFile()
     old.append(polib.POEntry(msgctxt="a", msgid="Old text.", msgstr="旧文本。"))

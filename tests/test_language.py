@@ -79,7 +79,7 @@ def test_every_message_a_helper_raises_is_written_in_place_and_goes_through_loca
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
                 arg = node.exc.args[0]
                 assert not isinstance(arg, ast.JoinedStr | ast.Constant), \
-                    f"{cell_id}, line {node.lineno}: raise ...(localized(...)), so that the Chinese edition translates it"
+                    f"{cell_id}, line {node.lineno}: raise ...(localized(...)), for the Chinese edition to translate it"
         for template, line in i18n.localized_calls(source):
             assert template is not None and re.search(r"[A-Za-z]{2}", "".join(
                 p for p, field in _template_parts(template) if not field)), f"{cell_id}, line {line}: {template!r}"

@@ -378,8 +378,9 @@ def template_of(node: ast.expr, source: str) -> str | None:
         if isinstance(value, ast.Constant):
             out += value.value.replace("{", "{{").replace("}", "}}")
         else:
-            spec = "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.get_source_segment(source, v.value) + "}"
-                           for v in (value.format_spec.values if value.format_spec else []))
+            pieces = value.format_spec.values if value.format_spec else []
+            spec = "".join(v.value if isinstance(v, ast.Constant) else f"{{{ast.get_source_segment(source, v.value)}}}"
+                           for v in pieces)
             conversion = "" if value.conversion == -1 else "!" + chr(value.conversion)
             out += "{" + ast.get_source_segment(source, value.value) + conversion + (f":{spec}" if spec else "") + "}"
     return out
@@ -588,12 +589,21 @@ FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
-def code_lost(english: str, chinese: str) -> list[str]:
-    """Code of the English that the translation dropped or changed: every inline code span, and every
-    fenced block with a language (compared as tokens, comments aside: they may be translated)."""
+def printed_in_chinese(entry: polib.POEntry) -> set[str]:
+    """Translator comments `zh-prints: `SPAN` (reason)`: an inline code span of the English that quotes
+    what one of the series' helpers or checks prints, which the Chinese edition prints in Chinese
+    (i18n/zh/messages.po), so the translation quotes the Chinese text instead."""
+    return {m.group(1) for m in re.finditer(r"zh-prints:\s*`([^`\n]+)`", entry.tcomment or "")}
+
+
+def code_lost(english: str, chinese: str, printed_in_chinese: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Code of the English that the translation dropped or changed: every inline code span (but those
+    in ``printed_in_chinese``), and every fenced block with a language (compared as tokens, comments
+    aside: they may be translated)."""
     out = []
     spans = set(CODE_SPAN.findall(FENCE.sub(" ", chinese)))
-    missing = [c for c in dict.fromkeys(CODE_SPAN.findall(FENCE.sub(" ", english))) if c not in spans]
+    missing = [c for c in dict.fromkeys(CODE_SPAN.findall(FENCE.sub(" ", english)))
+               if c not in spans and c not in printed_in_chinese]
     if missing:
         out.append("code missing or changed: " + ", ".join(f"`{c}`" for c in missing[:3]))
 
@@ -628,12 +638,17 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
                    f" them (the translation has {format_fields(entry.msgstr)})")
     if kind.startswith("end-of-line") and "\n" in entry.msgstr:
         out.append("an end-of-line comment must stay one line")
-    out += code_lost(entry.msgid, entry.msgstr)
+    out += code_lost(entry.msgid, entry.msgstr, printed_in_chinese(entry))
     if sorted(n for _, n in diagrams.NAMED.findall(entry.msgid)) != \
             sorted(n for _, n in diagrams.NAMED.findall(entry.msgstr)):
         out.append("keep each diagram's image, ![...](attachment:NAME.svg), with its name (translate the alt text)")
     skip = skipped_terms(entry)
-    out += [m for m in glossary_misses(entry.msgid, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
+    english = entry.msgid
+    if kind.startswith(("what an exercise", "what a helper")):  # a {field} is code, not an English word
+        from i18n.language import _template_parts
+
+        english = "".join(" " if is_field else piece for piece, is_field in _template_parts(english))
+    out += [m for m in glossary_misses(english, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
     out += avoided_in(entry.msgstr, avoided_words(), skip)
     return out
 

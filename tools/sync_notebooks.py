@@ -332,7 +332,10 @@ def python_dict(name: str, comment: str, table: dict[str, str]) -> str:
         if width(head + repr(value) + ",") <= 120:
             lines.append(head + repr(value) + ",")
             continue
-        lines.append(head + "(")
+        if width(head + "(") <= 120:
+            lines.append(head + "(")
+        else:  # a long key (a helper's English f-string): its own lines too
+            lines += ["    ("] + [f"        {part!r}" for part in chunks(key, 110)] + ["    ): ("]
         lines += [f"        {part!r}" for part in chunks(value, 110)]
         lines.append("    ),")
     return "\n".join([*lines, "}"])

@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     st.add_argument("--verbatim", action="store_true", help="pure code or formula: keep the English")
     st.add_argument("--skip-term", action="append", default=[],
                     help="a glossary term this entry uses in another sense (with the reason in parentheses)")
+    st.add_argument("--zh-prints", action="append", default=[], metavar="SPAN",
+                    help="an inline code span of the English quoting a message of the series that the Chinese"
+                         " edition prints in Chinese: the translation quotes the Chinese instead")
     sub.add_parser("check", help="every translation problem in every file (as make lint)")
     args = parser.parse_args(argv)
 
@@ -84,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     entry.msgstr = text
     entry.flags = ["verbatim"] if args.verbatim else []
     entry.previous_msgid = None
-    if args.skip_term:
-        entry.tcomment = "\n".join(f"glossary-skip: {t}" for t in args.skip_term)
+    if args.skip_term or args.zh_prints:
+        entry.tcomment = "\n".join([f"glossary-skip: {t}" for t in args.skip_term]
+                                   + [f"zh-prints: `{span}` (the Chinese edition prints it in Chinese)"
+                                      for span in args.zh_prints])
     args.po.write_text(i18n.po_text(po), encoding="utf-8")
     problems = i18n.entry_problems(entry, terms)
     english = entry.msgid.split("\n", 1)[0]
