@@ -1730,7 +1730,7 @@ MESSAGES_ZH: dict[str, str] = {
     'core/not-answered': '还没有作答。把答案写在上面单元格的 ... 处，运行那个单元格，再重新运行这个单元格。',
     'core/answered-in-words': '练习 "{id}" 要用文字作答，没有代码能检查它。写下你的答案，再和解答对照一下。',
     'core/how-many': 'check("{id}", ...) 在练习名之后要接 {wanted} 个答案（{names}），但收到了 {got} 个。',
-    'core/raised': '✗ 还不对。检查运行你的代码时，它引发了 {error}。',
+    'core/raised': '✗ 还不对。检查运行你的代码时，代码引发了 {error}。',
     'core/no-hint': '练习 "{id}" 没有提示，解答里会把它讲清楚。',
     'core/wrong-type': '{what} 应当是{want}，但它是{got}。',
     'core/not-callable': '{what} 应当是你自己写的函数（def ...），但它是{got}。',
@@ -1894,8 +1894,8 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'devices.never-empty/why-c': 'PyTorch 根本看不到这个列表。你的循环对每一项执行一次，没有项，就哪里也不会计算。',
     'devices.never-empty/hint': (
-        'for 循环对列表的每一项执行一次循环体。调用 sum_on_each([])，看看它返回什么，再看看它打印了什么、引发了什么错'
-        '误。答案是什么也没有。'
+        'for 循环对列表的每一项执行一次循环体。调用 sum_on_each([])，看看它返回什么。再看看它打印了什么、引发了什么错'
+        '误，你会发现什么也没有。'
     ),
     'devices.gpu-memory/right': '在这台机器上，gpu_memory_gib() 返回 {found}。',
     'devices.gpu-memory/raised': '在{machine}上，gpu_memory_gib() 引发了 {error}。',
@@ -2143,7 +2143,8 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'timing.naive-clock/right': (
         'launch_seconds 在调用之后立即读取时钟，每次读数之前设备都是空闲的。在这台机器上（设备为 {device}）运行 torch'
-        '.randn(2048, 2048)，调用之后立即读取得到 {naive}，median_seconds 得到 {honest}，是前者的 {ratio} 倍。{note}'
+        '.randn(2048, 2048)，调用之后立即读时钟，得到 {naive}。median_seconds 测得 {honest}，是前者的 {ratio} 倍。{no'
+        'te}'
     ),
     'timing.naive-clock/cpu-note': '在 CPU 上，两者在噪声范围内一致，因为每次调用返回时都已经完成了。',
     'timing.naive-clock/busy': (
@@ -2159,8 +2160,8 @@ MESSAGES_ZH: dict[str, str] = {
         'PU 上两者一致，这是为什么？'
     ),
     'timing.naive-clock/hint': (
-        '朴素的读数就是本课讲的那个错误，这里是故意犯的，也就是在 fn() 之后立即读取时钟。但其他方面仍要公平。先预热，'
-        '每次读数之前都让设备空闲下来，因为队列满的时候，连启动都要等待。'
+        '朴素的读数就是本课讲的那个错误，即在 fn() 之后立即读取时钟，这里是故意这样做的。其他方面仍要公平。先预热，并'
+        '且每次读数之前都让设备空闲下来，因为队列满的时候，连启动都要等待。'
     ),
     'timing.spread/not-a-timing': (
         '{what} 应当返回一个 Timing(median, iqr)，也就是中位数和 IQR，但它返回的是一个 {got}。'
@@ -2172,12 +2173,12 @@ MESSAGES_ZH: dict[str, str] = {
     'timing.spread/iqr-negative': 'IQR 是 {got}，小于零。IQR 是第三个四分位数减去第一个四分位数。',
     'timing.spread/iqr-zero': 'IQR 是 0，但模拟的 GPU 每次调用的时间是有波动的。请根据各次调用的时间来计算它。',
     'timing.spread/iqr': (
-        'IQR 是 {got}，但模拟的 GPU 各次调用的时间，第一个和第三个四分位数之间相差约 0.1 ms。请根据各次调用的时间来计'
-        '算它，以秒为单位。'
+        'IQR 是 {got}，但模拟的 GPU 各次调用时间的第一个和第三个四分位数只相差约 0.1 ms。请根据各次调用的时间来计算它'
+        '，以秒为单位。'
     ),
     'timing.spread/right': (
-        '中位数和 IQR 都与模拟的 GPU 的调用一致。在这台机器上（设备为 {device}），对一个 {n} x {n} 的乘积，你的计时器'
-        '给出 {mine}，辅助函数 median_and_iqr_seconds 给出 {helper}。'
+        '中位数和 IQR 都与模拟的 GPU 的调用一致。在这台机器上（设备为 {device}）为 {n} x {n} 的矩阵乘积计时，你的计时'
+        '器给出 {mine}，辅助函数 median_and_iqr_seconds 给出 {helper}。'
     ),
     'timing.spread/hint': (
         'simple_timer 除了最后一行都保持不变。statistics.quantiles(times, n=4) 给出三个四分位数，中间那个就是中位数。'
@@ -2193,8 +2194,8 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'timing.queued-timer/row': '  {k} x {k} 的乘积：每次调用后都等待时为 {waited}，排队时每次调用 {queued}',
     'timing.queued-timer/right': (
-        'queued_timer 先预热，再把调用排进队列，只等待一次。下面是在这台机器上（设备为 {device}）的结果，每次调用后都'
-        '等待的时间由 median_seconds 测得。\n{rows}'
+        'queued_timer 先预热，再把调用排进队列，只等待一次。在这台机器上（设备为 {device}），两种计时的结果如下，每次'
+        '调用后都等待的时间由 median_seconds 测得：\n{rows}'
     ),
     'timing.queued-timer/hint': (
         'simple_timer 在循环内部等待，这个计时器只在循环之后等待。预热仍然保留，结果仍是每次调用的时间。'
@@ -2332,8 +2333,8 @@ MESSAGES_ZH: dict[str, str] = {
         '结束。'
     ),
     'oom.kept-alive/no-error': (
-        'failing_step 没有报错就返回了。它最后应当请求不可能满足的 torch.empty(2**62, dtype=torch.uint8)，每个分配器'
-        '都会拒绝分配。'
+        'failing_step 没有报错就返回了。它最后应当请求不可能满足的 torch.empty(2**62, dtype=torch.uint8)，任何分配器'
+        '都会对它报错。'
     ),
     'oom.kept-alive/no-ref': (
         'failing_step 没有往传给它的列表里放任何东西。请把一个指向其中张量的 weakref.ref 追加到这个列表里。'
@@ -2397,8 +2398,8 @@ MESSAGES_ZH: dict[str, str] = {
         '抛出。'
     ),
     'oom.bisect/right': (
-        '每个样本 5 KiB，在 16 MiB 以内，减半找到 {halved}。你的二分法尝试了 {tries} 次训练步，找到 {got}，这是放得下'
-        '的最大数目。它把内存不足的大小算作太大，并让 bug 照常抛出。'
+        '每个样本 5 KiB 时，16 MiB 以内减半找到 {halved}。你的二分法试了 {tries} 次训练步，找到 {got}，正是放得下的最'
+        '大数目。它把内存不足的大小算作太大，有 bug 的训练步则照常报错。'
     ),
     'oom.bisect/hint': (
         '先调用 largest_batch_that_fits。它返回的大小放得下，而它的两倍失败了（除非它就是 start）。然后像本课的辅助函'
@@ -2417,7 +2418,7 @@ MESSAGES_ZH: dict[str, str] = {
     'oom.late-error/with-c': 'bug 所在的那一行只是把核函数排进了队列。回溯给出的是遇到错误的那一行。',
     'oom.late-error/cost-a': 'CUDA_LAUNCH_BLOCKING=1 让每次核函数启动都要等待。一个 synchronize() 要等待几次？',
     'oom.late-error/cost-c': (
-        'synchronize() 不是免费的。Python 要在那里等到 GPU 运行完所有排队的工作，队列也会因此变空。'
+        'synchronize() 是有代价的。Python 要在那里等到 GPU 运行完所有排队的工作，队列也会因此变空。'
     ),
     'oom.late-error/right': (
         '核函数中的错误，会在它之后第一个碰到 GPU 的调用处浮现。在可疑的那一行之后调用 synchronize()，错误就会在那里'
@@ -3100,7 +3101,7 @@ TEXTS_ZH: dict[str, str] = {
         " GPU, install PyTorch's ROCm build (the command for your release is at https://pytorch.org/get-started/local"
         'ly/).'
     ): (
-        '这台机器上有 AMD 的 GPU 工具（amd-smi、rocm-smi），但这个 PyTorch 不支持 ROCm。要使用 AMD GPU，请安装 ROCm '
+        '这台机器上有 AMD 的 GPU 工具（amd-smi、rocm-smi），但这个 PyTorch 不是 ROCm 版。要使用 AMD GPU，请安装 ROCm '
         '版 PyTorch（你所用版本的安装命令见 https://pytorch.org/get-started/locally/）。'
     ),
     'CUDA build: no': '不带 CUDA',
@@ -3139,8 +3140,8 @@ TEXTS_ZH: dict[str, str] = {
         'This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this PyTorch has no CUDA support:'
         ' {fix} (lesson 15 explains the choice).'
     ): (
-        '这台机器有 NVIDIA GPU（驱动支持 CUDA {driver_cuda}），但这个 PyTorch 不支持 CUDA。请{fix}。怎样选择，见第 15'
-        ' 课。'
+        '这台机器有 NVIDIA GPU（驱动支持 CUDA {driver_cuda}），但这个 PyTorch 不带 CUDA。请{fix}。怎样选择，见第 15 '
+        '课。'
     ),
     'This {service} session has no GPU: switch one on ({how}) and run the lesson again.': (
         '这个 {service} 会话没有 GPU。请开启 GPU（{how}），再重新运行本课。'

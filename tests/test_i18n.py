@@ -417,3 +417,16 @@ def test_the_rhythm_measure_counts_sentences_colons_and_semicolons_of_prose_only
     assert (round(r.per_sentence, 1), round(r.colons, 2), round(r.semicolons, 2)) == (10.0, 5.0, 5.0)
     assert r.over() == ["colons per 100 5.00 > 0.5", "semicolons per 100 5.00 > 0.3"]
     assert all(not zh_rhythm.measure(p).over() for p in zh_rhythm.lessons())  # the targets hold today
+
+
+def test_bold_that_commonmark_cannot_close_is_a_problem_and_the_fix_is_not():
+    """Full-width punctuation inside the closing ** before a character: CommonMark prints the asterisks."""
+    assert i18n.literal_stars("**预测：**这台机器有几块 GPU？") == 2  # the opening ** and the closing one
+    assert i18n.literal_stars("这是**（注意）**的地方") == 2
+    assert i18n.literal_stars("**预测**：这台机器有几块 GPU？") == 0
+    assert i18n.literal_stars("**Predict:** how many GPUs? `a**b` in code") == 0
+    entry = polib.POEntry(msgctxt="c-1", msgid="**Predict:** how many?", msgstr="**预测：**有几块？",
+                          comment=i18n.KIND_NOTE["markdown"])
+    assert any("shows as asterisks" in p for p in i18n.entry_problems(entry, []))
+    entry.msgstr = "**预测**：有几块？"
+    assert not any("shows as asterisks" in p for p in i18n.entry_problems(entry, []))

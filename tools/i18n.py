@@ -636,6 +636,8 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
             format_fields(entry.msgstr):
         out.append(f"keep the fields {format_fields(entry.msgid)} of the English, each once or as often as it has"
                    f" them (the translation has {format_fields(entry.msgstr)})")
+    if kind.startswith(("markdown", "a section")) and literal_stars(entry.msgstr) > literal_stars(entry.msgid):
+        out.append("a ** shows as asterisks, not bold: put full-width punctuation outside it (**预测**：, not **预测：**)")
     if kind.startswith("end-of-line") and "\n" in entry.msgstr:
         out.append("an end-of-line comment must stay one line")
     out += code_lost(entry.msgid, entry.msgstr, printed_in_chinese(entry))
@@ -651,6 +653,22 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
     out += [m for m in glossary_misses(english, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
     out += avoided_in(entry.msgstr, avoided_words(), skip)
     return out
+
+
+@functools.cache
+def _commonmark():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+def literal_stars(markdown: str) -> int:
+    """How many ``**`` a Markdown text shows as characters, outside code: emphasis that CommonMark
+    does not open or close. In Chinese it happens where full-width punctuation sits inside the
+    closing ``**`` and a character follows (``**预测：**这``): such a ``**`` is not right-flanking,
+    so JupyterLab, GitHub and the site print the asterisks. ``**预测**：`` renders as bold."""
+    html = re.sub(r"<code>.*?</code>|<pre>.*?</pre>", "", _commonmark().render(markdown), flags=re.DOTALL)
+    return html.count("**")
 
 
 def format_fields(text: str) -> list[str]:
