@@ -2219,20 +2219,20 @@ MESSAGES_ZH: dict[str, str] = {
         '在一组构造的计时数据中，GPU 从未明显领先，crossover 却返回了 {got}。没有交叉点时，请返回 None。'
     ),
     'payoff.crossover/no-gpu': (
-        '这里没有 GPU，所以没有什么可测量的。在 GPU 上，检查会为两个设备从 n = 32 到 1024 计时，并告诉你你的函数找到'
-        '的交叉点。小乘积上 GPU 的曲线在 CPU 曲线的下方，交叉点就是两条曲线相交的地方。'
+        '这里没有 GPU，所以没有什么可测量的。在 GPU 上，检查会在两个设备上为 n = 32 到 1024 的乘积计时，再告诉你函数'
+        '找到的交叉点。小乘积上 GPU 的曲线在 CPU 曲线的下方，交叉点就是它穿过 CPU 曲线的地方。'
     ),
-    'payoff.crossover/measured': '在这台机器上实测设备 {device} 与 CPU，GPU 从 n = {n} 起明显领先。',
+    'payoff.crossover/measured': '在这台机器上比较 {device} 和 CPU 的实测结果，GPU 从 n = {n} 起明显领先。',
     'payoff.crossover/measured-none': (
-        '在这台机器上实测设备 {device} 与 CPU，在 1024 以内找不到这样的 n，使 GPU 从它起在每个更大的规模上都明显领先'
-        '。等机器空闲时再运行一次，也许就能看到。'
+        '在这台机器上比较 {device} 和 CPU 的实测结果，在 1024 以内找不到这样的 n，使 GPU 从它起在每个更大的规模上都明'
+        '显领先。等机器空闲时再运行一次，也许就能看到。'
     ),
     'payoff.crossover/right': 'crossover 对每组构造的计时数据都判断正确。{measured}',
     'payoff.crossover/hint': (
         '先单独判断每个规模。GPU 是否明显领先，快出的部分是否超过两者各自的离散程度（IQR）？然后从最大的规模往下看。G'
         'PU 连续领先的那一段规模是从哪里开始的？'
     ),
-    'payoff.peaks/missing': 'peak_for 里还没有 {names} 的答案。',
+    'payoff.peaks/missing': 'peak_for 还缺这几项的答案：{names}。',
     'payoff.peaks/value': 'peak_for["{name}"] 是 {got}。请填 "float32"、"TF32" 或 "float16"，没有公布峰值时填 None。',
     'payoff.peaks/wrong': '{total} 个答案中有 {count} 个不对。再看看这几项：{names}。',
     'payoff.peaks/share': '，是 {kind} 峰值（{peak} TFLOP/s）的 {share}',
@@ -2260,7 +2260,7 @@ MESSAGES_ZH: dict[str, str] = {
     'payoff.copy-every/row': '  每 {k:>4} 步复制一次：{time}',
     'payoff.copy-every/right': (
         'log_every 记录了每个范数，每 k 步为一组复制一次。在这台机器上（设备为 {device}）运行 {steps} 步：\n{rows}\n'
-        '每 100 步复制一次与只复制一次相比：{against}。'
+        '每 100 步复制一次和只复制一次相比，{against}。'
     ),
     'payoff.copy-every/hint': (
         '把当前这一组的范数放在一个列表里，留在设备上。这一组满了之后，用 torch.stack 把它们合成一个张量，一次调用就'
@@ -2447,8 +2447,7 @@ MESSAGES_ZH: dict[str, str] = {
         '更快。'
     ),
     'precision.bf16-vs-fp16/no-loss': (
-        '{what} 应当返回这个训练步的损失，也就是只含一个值的张量（training_step 返回的就是它），但它返回的是一个 {got'
-        '}。'
+        '{what}应当返回训练步的损失，也就是只含一个值的张量（training_step 返回的就是它），但它返回的是一个 {got}。'
     ),
     'precision.bf16-vs-fp16/float16-no-scaler': (
         'float16 的训练步没有缩放损失。没有 GradScaler，小梯度在 float16 中会下溢为 0（第 3 节）。请给 float16 的训练'
@@ -2469,8 +2468,8 @@ MESSAGES_ZH: dict[str, str] = {
         '的 GPU 上，两行 16 位的结果很接近。T4 和 V100 只能模拟 bfloat16。在没有 bfloat16 指令的 CPU 上，两行 16 位都'
         '比 float32 慢（第 5 节）。'
     ),
-    'precision.bf16-vs-fp16/the-step': '{called} 返回的训练步',
-    'precision.bf16-vs-fp16/versus': '；{versus}（与 float32 相比）',
+    'precision.bf16-vs-fp16/the-step': '{called} 返回的函数',
+    'precision.bf16-vs-fp16/versus': '；与 float32 相比，{versus}',
     'precision.bf16-vs-fp16/versus-same': '；与 float32 相比，{versus}',
     'precision.bf16-vs-fp16/hint': (
         '第 4 节的 measure() 会准备好一种做法所需的一切，包括一个新的 make_model() 和一个优化器，只有 dtype 的范围要'
@@ -2536,14 +2535,14 @@ MESSAGES_ZH: dict[str, str] = {
     'precision.small-model/float32-only': (
         'float32 每步用时 {full}。这个设备没有可以比较的混合精度（autocast_dtype 返回 None）。'
     ),
-    'precision.small-model/both': 'float32 每步用时 {full}，{label} 每步用时 {mixed}。两者相比：{versus}。',
+    'precision.small-model/both': 'float32 每步用时 {full}，{label} 每步用时 {mixed}。与 float32 相比，{versus}。',
     'precision.small-model/right': (
         '模型宽 64，批量也是 64，全都放在设备 {device} 上。{result}这么小的训练步只有十几个小核函数，决定它耗时的是核'
         '函数的启动和类型转换，而不是算术。'
     ),
-    'precision.small-model/the-model': 'small_setup 返回的模型',
-    'precision.small-model/the-inputs': 'small_setup 返回的输入',
-    'precision.small-model/the-targets': 'small_setup 返回的目标',
+    'precision.small-model/the-model': 'small_setup 返回的 model',
+    'precision.small-model/the-inputs': 'small_setup 返回的 inputs',
+    'precision.small-model/the-targets': 'small_setup 返回的 targets',
     'precision.small-model/hint': (
         '照着 make_model 的函数体来写，把 width 换成 64。再像第 4 节那样生成数据，取 batch = 64。然后把这些全都移到设'
         '备 device 上。至于 why，想一想：由这么小的乘积组成的训练步，时间都花在哪里了（第 5 课）？'
@@ -2827,7 +2826,7 @@ MESSAGES_ZH: dict[str, str] = {
         '你用了 model.no_sync()，但这一步仍然做了 {n} 次全归约。反向传播要不要做全归约，是 DDP 在前向传播时决定的。所'
         '以第一个微批量的前向传播和反向传播都要放在这个块里。'
     ),
-    'ddp.no-sync/counts-missing': 'all_reduces 缺少 {names} 的答案。',
+    'ddp.no-sync/counts-missing': 'all_reduces 缺少这几项的答案：{names}。',
     'ddp.no-sync/counts': (
         '你的函数是对的，但 all_reduces 中 {names} 的答案不对。只要一次 backward() 的前向传播是在 no_sync() 之外运行'
         '的，DDP 就会在这次 backward() 中做全归约。'
@@ -6360,7 +6359,7 @@ def _payoff_peaks(peak_for):
     _expect(peak_for, dict, "peak_for")
     missing = [name for name in _PAYOFF_PEAKS if name not in peak_for]
     if missing:
-        raise _Wrong("payoff.peaks/missing", names=", ".join(missing))
+        raise _Wrong("payoff.peaks/missing", names=", ".join(f'"{m}"' for m in missing))
     for name in _PAYOFF_PEAKS:
         value = peak_for[name]
         if not (value is None or (isinstance(value, str) and value.lower() in ("float32", "tf32", "float16"))):
@@ -6368,7 +6367,8 @@ def _payoff_peaks(peak_for):
     wrong = [name for name, want in _PAYOFF_PEAKS.items()
              if (peak_for[name] if peak_for[name] is None else peak_for[name].lower()) != want]
     if wrong:
-        raise _Wrong("payoff.peaks/wrong", count=len(wrong), total=len(_PAYOFF_PEAKS), names="; ".join(wrong))
+        raise _Wrong("payoff.peaks/wrong", count=len(wrong), total=len(_PAYOFF_PEAKS),
+                     names=", ".join(f'"{w}"' for w in wrong))
     return _payoff_peaks_on_this_machine()
 
 

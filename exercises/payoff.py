@@ -93,7 +93,7 @@ def _payoff_peaks(peak_for):
     _expect(peak_for, dict, "peak_for")
     missing = [name for name in _PAYOFF_PEAKS if name not in peak_for]
     if missing:
-        raise _Wrong("payoff.peaks/missing", names=", ".join(missing))
+        raise _Wrong("payoff.peaks/missing", names=", ".join(f'"{m}"' for m in missing))
     for name in _PAYOFF_PEAKS:
         value = peak_for[name]
         if not (value is None or (isinstance(value, str) and value.lower() in ("float32", "tf32", "float16"))):
@@ -101,7 +101,8 @@ def _payoff_peaks(peak_for):
     wrong = [name for name, want in _PAYOFF_PEAKS.items()
              if (peak_for[name] if peak_for[name] is None else peak_for[name].lower()) != want]
     if wrong:
-        raise _Wrong("payoff.peaks/wrong", count=len(wrong), total=len(_PAYOFF_PEAKS), names="; ".join(wrong))
+        raise _Wrong("payoff.peaks/wrong", count=len(wrong), total=len(_PAYOFF_PEAKS),
+                     names=", ".join(f'"{w}"' for w in wrong))
     return _payoff_peaks_on_this_machine()
 
 

@@ -106,12 +106,12 @@ def test_peaks_accepts_the_peak_that_applies_in_each_case(machine, stub_real_run
 
 def test_peaks_names_the_cases_it_gets_wrong(stub_real_runs, capsys):
     assert check("payoff.peaks", PEAKS | {"float32 on a T4, TF32 on": "TF32", "float16 on a CPU": "float16"}) is False
-    assert "wrong answers: 2 of 5. Look again at: float32 on a T4, TF32 on; float16 on a CPU" in said(capsys)
+    assert 'wrong answers: 2 of 5. Look again at: "float32 on a T4, TF32 on", "float16 on a CPU"' in said(capsys)
 
 
 def test_peaks_rejects_a_missing_case_an_unknown_peak_and_a_list(stub_real_runs, capsys):
     assert check("payoff.peaks", {"float16 on a T4": "float16"}) is False
-    assert "peak_for lacks an answer for: float32 on an A100, TF32 off" in said(capsys)
+    assert 'peak_for lacks an answer for: "float32 on an A100, TF32 off"' in said(capsys)
     assert check("payoff.peaks", PEAKS | {"float16 on a T4": "fp16"}) is False
     assert "peak_for[\"float16 on a T4\"] is 'fp16': answer \"float32\", \"TF32\" or \"float16\"" in said(capsys)
     assert check("payoff.peaks", list(PEAKS.values())) is False

@@ -634,10 +634,11 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
         out.append("no Chinese in the translation (flag it verbatim if it is pure code or a formula)")
     if kind.startswith(("what an exercise", "what a helper")) and format_fields(entry.msgid) != \
             format_fields(entry.msgstr):
-        out.append(f"keep the fields {format_fields(entry.msgid)} of the English, each once or as often as it has"
-                   f" them (the translation has {format_fields(entry.msgstr)})")
+        out.append(f"keep the fields {format_fields(entry.msgid)} of the English, each as often as it has them"
+                   f" (the translation has {format_fields(entry.msgstr)})")
     if kind.startswith(("markdown", "a section")) and literal_stars(entry.msgstr) > literal_stars(entry.msgid):
-        out.append("a ** shows as asterisks, not bold: put full-width punctuation outside it (**预测**：, not **预测：**)")
+        out.append("a ** shows as asterisks, not bold: put full-width punctuation outside it"
+                   " (**预测**：, not **预测：**)")
     if kind.startswith("end-of-line") and "\n" in entry.msgstr:
         out.append("an end-of-line comment must stay one line")
     out += code_lost(entry.msgid, entry.msgstr, printed_in_chinese(entry))
