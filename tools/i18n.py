@@ -51,6 +51,7 @@ from pathlib import Path
 import nbformat
 import polib
 
+from i18n.language import _template_parts
 from tools import diagrams
 from tools.series import NOTEBOOKS, ROOT, Lesson
 
@@ -420,6 +421,7 @@ KIND_NOTE = {
     "helper": "what a helper prints or raises for a reader, its f-string (the #@save cell of the msgctxt after"
               " helper/): keep each {field} as it is, in the order Chinese wants",
 }
+MESSAGE_KINDS = (KIND_NOTE["message"], KIND_NOTE["helper"])  # entries whose {fields} are filled in at run time
 
 
 def load(path: Path) -> polib.POFile:
@@ -632,8 +634,7 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
         return out
     if not CJK.search(entry.msgstr):
         out.append("no Chinese in the translation (flag it verbatim if it is pure code or a formula)")
-    if kind.startswith(("what an exercise", "what a helper")) and format_fields(entry.msgid) != \
-            format_fields(entry.msgstr):
+    if kind.startswith(MESSAGE_KINDS) and format_fields(entry.msgid) != format_fields(entry.msgstr):
         out.append(f"keep the fields {format_fields(entry.msgid)} of the English, each as often as it has them"
                    f" (the translation has {format_fields(entry.msgstr)})")
     if kind.startswith(("markdown", "a section")) and literal_stars(entry.msgstr) > literal_stars(entry.msgid):
@@ -647,9 +648,7 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
         out.append("keep each diagram's image, ![...](attachment:NAME.svg), with its name (translate the alt text)")
     skip = skipped_terms(entry)
     english = entry.msgid
-    if kind.startswith(("what an exercise", "what a helper")):  # a {field} is code, not an English word
-        from i18n.language import _template_parts
-
+    if kind.startswith(MESSAGE_KINDS):  # a {field} is code, not an English word
         english = "".join(" " if is_field else piece for piece, is_field in _template_parts(english))
     out += [m for m in glossary_misses(english, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
     out += avoided_in(entry.msgstr, avoided_words(), skip)
@@ -674,8 +673,6 @@ def literal_stars(markdown: str) -> int:
 
 def format_fields(text: str) -> list[str]:
     """The ``{field}`` placeholders of a message or helper template, sorted (``{{`` is a literal brace)."""
-    from i18n.language import _template_parts
-
     return sorted(piece for piece, is_field in _template_parts(text) if is_field)
 
 
