@@ -21,18 +21,14 @@ TORCH_INDEX_URL ?=
 STAMP := $(VENV)/.installed
 SITE_STAMP := $(VENV)/.site-installed
 LAB_STAMP := $(VENV)/.lab-installed
-# Everything but torch is installed at the versions constraints.txt pins (`make lock` refreshes it).
-PIP = $(1) -m pip --disable-pip-version-check
-PIP_INSTALL = $(call PIP,$(1)) install -q -c constraints.txt
-# A virtual environment in folder $(1) with torch==$(2): the locked pip first (it reads
-# pyproject.toml's dependency groups), torch alone (from TORCH_INDEX_URL if set), then the
-# `dev` group, which also brings torch's own requirements.
+# Everything but torch is installed at the versions constraints.txt pins (`make lock` refreshes it),
+# by tools/venv.py: uv, given pip's own settings so that it installs the files pip would (seconds
+# instead of a minute; SERIES_INSTALLER=pip takes pip). A virtual environment in folder $(1) with
+# torch==$(2) (from TORCH_INDEX_URL if set), then the `dev` group, which also brings torch's own
+# requirements.
+VENV_TOOL = $(PYTHON) -m tools.venv
 define make_venv
-	@test -e $(1)/$(BIN_DIR)/python$(EXE) || $(PYTHON) -m venv $(1)
-	$(call PIP_INSTALL,$(1)/$(BIN_DIR)/python$(EXE)) pip
-	@$(1)/$(BIN_DIR)/python$(EXE) -c "import torch" 2>/dev/null || $(call PIP,$(1)/$(BIN_DIR)/python$(EXE)) install -q \
-		--no-deps "torch==$(2)" $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
-	$(call PIP_INSTALL,$(1)/$(BIN_DIR)/python$(EXE)) --group dev
+	$(VENV_TOOL) $(1) --torch $(2) $(if $(TORCH_INDEX_URL),--torch-index-url $(TORCH_INDEX_URL)) --group dev
 	@touch $(1)/.installed
 endef
 # The browser the site test drives (Debian's chromium here; google-chrome on GitHub's runners).
@@ -54,7 +50,7 @@ export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-suite clean handout
+.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-setup bench-suite clean handout
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -166,11 +162,11 @@ outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebo
 	$(PY) -m tools.sync_notebooks  # the lessons' minutes, from the run times just measured
 
 $(SITE_STAMP): $(STAMP)
-	$(call PIP_INSTALL,$(PY)) --group site
+	$(VENV_TOOL) $(VENV) --group site
 	@touch $@
 
 $(LAB_STAMP): $(STAMP)
-	$(call PIP_INSTALL,$(PY)) --group lab
+	$(VENV_TOOL) $(VENV) --group lab
 	@touch $@
 
 # The published site reads the records of gpu-runs/ (site/conf.py), whatever the environment says.
@@ -205,6 +201,9 @@ lock: ## Refresh constraints.txt: the newest versions pyproject.toml allows, the
 
 bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) into build/bench.json
 	$(PY) -m tools.bench
+
+bench-setup: ## Benchmark: a fresh set-up with uv (as make does) and with pip, from empty caches; same files?
+	$(PYTHON) -m tools.setup_speed
 
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch (UPTO=05: lessons 00-05)
 	$(PY) -m tools.suite_speed $(if $(UPTO),--upto $(UPTO)) $(NBVAL)

@@ -4,6 +4,11 @@
 (`--nbval --nbval-current-env`, in pyproject.toml) with the series' sanitizer, and the
 notebooks' setup cell takes this checkout's utils.py instead of fetching the pinned one from
 GitHub. Both are set here, where pytest reads them, so the Makefile adds nothing of its own.
+
+With several workers (`-n 2`), each worker and the kernels it starts get an equal share of the
+cores as their number of threads (OMP_NUM_THREADS, unless already set): two kernels that each
+start a thread per core on a 2-core machine take turns on busy-waiting threads, and a cell that
+times a loop until its timings settle then runs for half a minute instead of a few seconds.
 """
 
 from __future__ import annotations
@@ -21,8 +26,19 @@ os.environ.setdefault("GPU_LESSONS_URL", (ROOT / "utils.py").as_uri())
 os.environ.setdefault("IPYTHONDIR", str(ROOT / "tests" / "ipython"))
 
 
+def threads_per_worker(cores: int | None, workers) -> int | None:
+    """Threads for each of ``workers`` parallel workers on ``cores`` cores (None: leave torch's default)."""
+    if not isinstance(workers, int) or workers < 2 or not cores:
+        return None
+    return max(1, cores // workers)
+
+
 def pytest_configure(config):
     option = config.option
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = threads_per_worker(cores, getattr(option, "numprocesses", None))
+    if threads is not None and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OMP_NUM_THREADS"] = str(threads)
     if getattr(option, "nbval", False) and not getattr(option, "nbval_sanitize_with", None):
         option.nbval_sanitize_with = str(SANITIZE)
 

@@ -196,7 +196,7 @@ def test_make_passes_the_options():
     assert "--out /tmp/out" in report and "--nbval-sanitize-with tests/nbval_sanitize.cfg" in report
     assert report.rstrip().endswith("-n 4")
     elsewhere = dry("test-unit", "VENV=/elsewhere/venv")  # as gpu.yml keeps it outside the workspace
-    assert "-m venv /elsewhere/venv\n" in elsewhere and "\n/elsewhere/venv/bin/python -m pytest " in elsewhere
+    assert "-m tools.venv /elsewhere/venv " in elsewhere and "\n/elsewhere/venv/bin/python -m pytest " in elsewhere
 
 
 # ----------------------------------------------------------- the GPU machine's package list

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tools import execute
 from tools.series import ROOT
 
@@ -87,3 +89,56 @@ def test_an_import_circle_through_a_function_is_found(tmp_path):
     assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_circle(graph) == ["a", "b", "c", "a"]
     assert import_circle({**graph, "c": set()}) == []
+
+
+# tools/venv.py: uv given pip's own settings ------------------------------------------------------
+
+def test_venv_reads_pip_settings_the_way_pip_ranks_them(monkeypatch):
+    from tools import venv
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    listing = ("global.find-links='/opt/wheels'\n"
+               "global.extra-index-url='file:///a/simple file:///b/simple'\n"
+               "global.constraint='/etc/pip/constraints.txt'\n"
+               "user.index-url='https://mirror.example/simple'\n"
+               ":env:.index-url='https://env.example/simple'\n"
+               ":env:.default-timeout='180'\n"
+               "global.cert='/etc/ssl/certs/ca.crt'\n"
+               "not a setting\n")
+    settings = venv.pip_settings(listing)
+    assert settings == {"find-links": ["/opt/wheels"], "extra-index-url": ["file:///a/simple", "file:///b/simple"],
+                        "constraint": ["/etc/pip/constraints.txt"], "index-url": ["https://env.example/simple"],
+                        "cert": ["/etc/ssl/certs/ca.crt"]}  # the environment wins; a timeout chooses no file
+    assert venv.uv_options(settings) == [
+        "--index-strategy", "unsafe-best-match", "--index-url", "https://env.example/simple",
+        "--extra-index-url", "file:///a/simple", "--extra-index-url", "file:///b/simple",
+        "--find-links", "/opt/wheels", "--constraint", "/etc/pip/constraints.txt"]
+    assert venv.uv_environment(settings)["SSL_CERT_FILE"] == "/etc/ssl/certs/ca.crt"
+    assert venv.pip_settings("") == {} and venv.uv_options({}) == ["--index-strategy", "unsafe-best-match"]
+
+
+def test_venv_takes_uv_and_pip_at_the_locked_versions_and_refuses_an_unknown_installer(monkeypatch, tmp_path):
+    from tools import venv
+
+    pins = dict(line.split("==") for line in (ROOT / "constraints.txt").read_text().splitlines()
+                if line and not line.startswith("#"))
+    assert venv.locked("uv") == f"uv=={pins['uv']}" and venv.locked("pip") == f"pip=={pins['pip']}"
+    monkeypatch.setenv("SERIES_INSTALLER", "conda")
+    with pytest.raises(SystemExit, match="SERIES_INSTALLER must be uv or pip, not 'conda'"):
+        venv.main([str(tmp_path / "env")])
+    assert not (tmp_path / "env").exists()
+
+
+def test_each_worker_gets_its_share_of_the_cores():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
+
+    assert root_conftest.threads_per_worker(2, 2) == 1
+    assert root_conftest.threads_per_worker(16, 4) == 4
+    assert root_conftest.threads_per_worker(2, 4) == 1        # never none
+    assert root_conftest.threads_per_worker(8, None) is None  # no workers: torch's own default
+    assert root_conftest.threads_per_worker(8, 1) is None
+    assert root_conftest.threads_per_worker(None, 2) is None
