@@ -52,24 +52,47 @@ def suite(env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess,
     return run, time.perf_counter() - start
 
 
-@posix
-@cpu_torch
-def test_a_gpu_that_torch_cannot_see_fails_at_once(tmp_path):
-    run, seconds = suite(stand_in(tmp_path, [H200]), "--nbval", "-n", "2")
-    assert run.returncode == 2
-    assert "nvidia-smi lists 1 GPU(s) but torch sees none" in run.stderr
-    assert "a CPU-only build" in run.stderr
-    assert "===" not in run.stdout  # no setting was run
-    assert seconds < 30
+@pytest.fixture
+def refusing_suite(tmp_path, monkeypatch, capsys):
+    """gpu_suite.main in this process, with a stand-in nvidia-smi on PATH and this process's own torch
+    as the probe's answer (no GPU): the refusals' wiring, without three interpreters importing torch.
+    The real probe, in fresh interpreters under every setting, runs in the test after these."""
+    def run(lines: list[str], code: int, *args: str) -> tuple[int, str, str]:
+        env = stand_in(tmp_path, lines, code)
+        monkeypatch.setenv("PATH", env["PATH"])
+        monkeypatch.delenv("ALLOW_NO_GPU", raising=False)
+        seen = {"torch": torch.__version__, "cuda": torch.version.cuda, "count": torch.cuda.device_count()}
+        monkeypatch.setattr(gpu_suite, "probe_settings", lambda base=None, timeout=120: {
+            visible: dict(seen) for _, visible in gpu_suite.SETTINGS})
+
+        def no_setting(*_args, **_kwargs):
+            raise AssertionError("a refused suite ran a setting")
+
+        monkeypatch.setattr(gpu_suite, "run_setting", no_setting)
+        returned = gpu_suite.main(list(args))
+        out, err = capsys.readouterr()
+        return returned, out, err
+
+    return run
 
 
 @posix
 @cpu_torch
-def test_a_machine_without_gpu_fails_unless_allowed(tmp_path):
-    run, _ = suite(stand_in(tmp_path, [NO_DRIVER], code=9), "--nbval")
-    assert run.returncode == 2
-    assert "This machine has no GPU" in run.stderr and "ALLOW_NO_GPU=1" in run.stderr
-    assert "===" not in run.stdout
+def test_a_gpu_that_torch_cannot_see_fails_at_once(refusing_suite):
+    returned, out, err = refusing_suite([H200], 0, "--nbval", "-n", "2")
+    assert returned == 2
+    assert "nvidia-smi lists 1 GPU(s) but torch sees none" in err
+    assert "a CPU-only build" in err
+    assert "===" not in out  # no setting was run
+
+
+@posix
+@cpu_torch
+def test_a_machine_without_gpu_fails_unless_allowed(refusing_suite):
+    returned, out, err = refusing_suite([NO_DRIVER], 9, "--nbval")
+    assert returned == 2
+    assert "This machine has no GPU" in err and "ALLOW_NO_GPU=1" in err
+    assert "===" not in out
 
 
 @posix
