@@ -78,8 +78,10 @@ test-notebooks: $(STAMP) ## Only strict nbval over every notebook
 test-zh: $(STAMP) ## Strict nbval over the Chinese edition's notebooks, on their own outputs (their helpers speak Chinese)
 	$(PY) -m pytest $(ZH_NOTEBOOKS_REVERSED) $(NBVAL)
 
-test-repeat: $(STAMP) ## Strict nbval three times in a row: fails on any flaky cell
-	@for i in 1 2 3; do echo "--- run $$i of 3"; $(PY) -m pytest -q $(NOTEBOOKS_REVERSED) $(NBVAL) || exit 1; done
+# RUNS=N for another count (.ci/run: 2, after make test's own run of the same notebooks).
+RUNS ?= 3
+test-repeat: $(STAMP) ## Strict nbval three times in a row (RUNS=N): fails on any flaky cell
+	@for i in $$(seq $(RUNS)); do echo "--- run $$i of $(RUNS)"; $(PY) -m pytest -q $(NOTEBOOKS_REVERSED) $(NBVAL) || exit 1; done
 
 # Other torch releases, each in a virtual environment of its own (.venv-torch-X.Y.Z), with
 # PyPI's build of that release and no GPU visible: the notebooks must print just what they print
