@@ -179,13 +179,15 @@ def main(argv: list[str] | None = None) -> int:
         env = uv_environment(settings)
         if args.torch and not has_torch(python):
             run([*base, "--no-deps", f"torch=={args.torch}", *torch_index], env=env)
-        run([*base, "-c", CONSTRAINTS, locked("pip"), *groups], env=env)
+        # pip and setuptools, locked: what `python -m venv` puts in an environment on Python 3.11 (torch
+        # 2.4's torch.utils.benchmark imports setuptools without requiring it).
+        run([*base, "-c", CONSTRAINTS, locked("pip"), locked("setuptools"), *groups], env=env)
         warm(python)
         return 0
     print("tools/venv.py: installing with pip (slower)", flush=True)
     ensure_pip(python)
     pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    run([*pip, "-c", CONSTRAINTS, "pip"])  # --group needs pip 25.1 or newer
+    run([*pip, "-c", CONSTRAINTS, "pip", "setuptools"])  # --group needs pip 25.1 or newer
     if args.torch and not has_torch(python):
         run([*pip, "--no-deps", f"torch=={args.torch}", *torch_index])
     if groups:
