@@ -142,3 +142,25 @@ def test_each_worker_gets_its_share_of_the_cores():
     assert root_conftest.threads_per_worker(8, None) is None  # no workers: torch's own default
     assert root_conftest.threads_per_worker(8, 1) is None
     assert root_conftest.threads_per_worker(None, 2) is None
+
+
+def test_venv_installs_torch_alone_then_the_groups_with_what_python_m_venv_would_have(monkeypatch, tmp_path):
+    """uv's environment starts empty (`venv --without-pip`): pip and setuptools are installed, locked, as
+    `python -m venv` has them on Python 3.11 (torch 2.4's torch.utils.benchmark imports setuptools)."""
+    from tools import venv
+
+    commands = []
+    monkeypatch.delenv("SERIES_INSTALLER", raising=False)
+    monkeypatch.setattr(venv, "run", lambda cmd, **kwargs: commands.append([str(c) for c in cmd]))
+    monkeypatch.setattr(venv, "get_uv", lambda *_: tmp_path / "uv")
+    monkeypatch.setattr(venv, "has_torch", lambda _: False)
+    monkeypatch.setattr(venv, "read_pip_settings", lambda _: {"find-links": ["/wheels"]})
+    monkeypatch.setattr(venv, "warm", lambda python: commands.append(["warm", str(python)]))
+    assert venv.main([str(tmp_path / "env"), "--torch", "2.13.0", "--group", "dev"]) == 0
+    create, torch_step, groups, warm = commands
+    assert create[1:] == ["-m", "venv", "--without-pip", str(tmp_path / "env")]
+    assert torch_step[:3] == [str(tmp_path / "uv"), "pip", "install"]
+    assert torch_step[-2:] == ["--no-deps", "torch==2.13.0"]
+    assert ["--find-links", "/wheels"] == torch_step[torch_step.index("--find-links"):][:2]
+    assert groups[-3:] == [venv.locked("pip"), venv.locked("setuptools"), "--group=dev"]
+    assert warm[0] == "warm"
