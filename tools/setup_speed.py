@@ -23,7 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.lock import pyproject
+from tools.venv import ROOT, executable
+
 # Files each installer writes its own way, or that say who installed: not part of the packages.
 OWN_MARKS = ("INSTALLER", "REQUESTED", "RECORD", "direct_url.json", "uv_cache.json", "uv_build.json")
 
@@ -65,7 +67,7 @@ def build(installer: str, folder: Path, torch: str) -> dict:
     subprocess.run([sys.executable, "-m", "tools.venv", str(venv), "--torch", torch, "--group", "dev"], cwd=ROOT,
                    env=env, check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
-    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    python = executable(venv, "python")
     start = time.perf_counter()
     subprocess.run([str(python), "-c", "import torch"], check=True)
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -76,14 +78,10 @@ def build(installer: str, folder: Path, torch: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--torch", default=None, help="torch release (default: pyproject.toml's torch-default)")
+    parser.add_argument("--torch", default=pyproject()["tool"]["series"]["torch-default"],
+                        help="torch release (default: pyproject.toml's torch-default)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench-setup.json")
     args = parser.parse_args(argv)
-    if args.torch is None:
-        import tomllib
-
-        args.torch = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["series"][
-            "torch-default"]
     folder = Path(tempfile.mkdtemp(prefix="bench-setup-"))
     try:
         runs = {installer: build(installer, folder, args.torch) for installer in ("uv", "pip")}
