@@ -50,7 +50,7 @@ export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-setup bench-suite clean handout
+.PHONY: help venv run site test-site test test-slow test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-setup bench-suite clean handout
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -63,11 +63,18 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP) ## Run every lesson on this machine's best device into build/run/ and print a table
 	$(PY) -m tools.execute run
 
-test: $(STAMP) ## Unit tests, then strict nbval over every notebook (reverse order, fresh kernels)
-	$(PY) -m pytest -m "not alone and not site" tests $(NOTEBOOKS_REVERSED) $(NBVAL)
+# The notebooks come first: the unit tests are many small files that fill both workers at the end.
+test: $(STAMP) ## Strict nbval over every notebook (reverse order, fresh kernels), then the unit tests
+	$(PY) -m pytest $(NOTEBOOKS_REVERSED) tests $(NBVAL)
 
 test-unit: $(STAMP) ## Only the unit tests (seconds)
-	$(PY) -m pytest -m "not alone and not site" tests
+	$(PY) -m pytest tests
+
+# The unit tests marked slow start fresh interpreters that import torch for a real end-to-end path
+# (torchrun launches, spawned workers, the GPU tools, make bench): make test leaves them to this
+# target, which .ci/run and cpu.yml run after it.
+test-slow: $(STAMP) ## The unit tests that start processes: torchrun launches, spawned workers, the GPU tools
+	$(PY) -m pytest -m slow tests $(NBVAL)
 
 test-alone: $(STAMP) ## Run each lesson alone from an empty folder (utils.py fetched as on Colab), and the hand-out offline
 	$(PY) -m pytest -m alone tests -n $(WORKERS)

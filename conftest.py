@@ -13,6 +13,7 @@ times a loop until its timings settle then runs for half a minute instead of a f
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -41,6 +42,16 @@ def pytest_configure(config):
         os.environ["OMP_NUM_THREADS"] = str(threads)
     if getattr(option, "nbval", False) and not getattr(option, "nbval_sanitize_with", None):
         option.nbval_sanitize_with = str(SANITIZE)
+
+
+def pytest_collection_finish(session):
+    """Freeze what collection created (torch, hypothesis, every test module's import) out of the
+    garbage collector's reach: the helpers of lessons 06 and 08 call ``gc.collect()`` on every try,
+    and a full collection over those 300,000 objects took 0.2 s in a test process (0.01 ms after
+    ``gc.freeze()``). Objects the tests create are collected as before; frozen ones stay alive, as
+    imported modules do anyway."""
+    gc.collect()
+    gc.freeze()
 
 
 def retrying(start):

@@ -7,12 +7,14 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from tools import bench
 from tools.series import ROOT
 
 
+@pytest.mark.slow
 def test_bench_writes_every_measurement_with_its_unit_and_the_precision_in_force(tmp_path):
     out = tmp_path / "bench.json"
     subprocess.run([sys.executable, "-m", "tools.bench", "--quick", "--precision", "high", "--out", str(out)],

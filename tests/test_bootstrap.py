@@ -91,6 +91,7 @@ def test_a_readers_own_utils_py_survives_and_is_not_the_one_imported(tmp_path):
     assert imported != str(tmp_path / "utils.py") and has_series_helpers == "True"
 
 
+@pytest.mark.slow
 def test_worker_processes_started_by_spawning_import_the_fetched_utils(tmp_path):
     """DataLoader workers on macOS and Windows are spawned: they must find utils.py too."""
     code = setup_cell_source() + (

@@ -31,6 +31,7 @@ def first_batch_seconds(context):
     return time.perf_counter() - start
 
 
+@pytest.mark.slow
 def test_spawn_accepts_a_clock_around_the_workers_start_and_runs_it_for_real(capsys):
     """The real run starts one worker by spawning: a new Python that imports torch (seconds)."""
     assert check("loading.spawn", first_batch_seconds, "b") is True

@@ -95,6 +95,7 @@ def test_a_machine_without_gpu_fails_unless_allowed(refusing_suite):
     assert "===" not in out
 
 
+@pytest.mark.slow
 @posix
 @cpu_torch
 def test_allowed_without_gpu_it_runs_all_three_settings_and_fails_with_a_failing_one(tmp_path):
@@ -186,6 +187,7 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists() or shutil.which("setsid") is None,
                     reason="needs /proc and setsid")
+@pytest.mark.slow
 def test_a_step_past_its_time_is_killed_with_its_children(tmp_path):
     """Also a child in a session of its own, as Jupyter starts kernels."""
     log, pid_file = tmp_path / "log", tmp_path / "pid"
@@ -467,6 +469,7 @@ SYNTHETIC = [
 ]
 
 
+@pytest.mark.slow
 @posix
 @cpu_torch
 def test_the_side_by_side_step_writes_a_record(tmp_path):

@@ -267,6 +267,7 @@ def test_step_time_split_counts_batches_and_the_slow_reading_as_waiting(one_thre
     assert step_time_split(model, DataLoader(slow, batch_size=16), optimizer, CPU, max_batches=2).batches == 2
 
 
+@pytest.mark.slow
 def test_workers_started_by_spawning_find_the_dataset_in_utils(split):
     """The lesson's reason for keeping the Dataset in utils.py, on any operating system."""
     loader = DataLoader(split[1], batch_size=8, num_workers=1, multiprocessing_context="spawn")

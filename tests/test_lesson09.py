@@ -153,6 +153,7 @@ def test_launch_rejects_a_missing_script_and_what_is_not_a_path(tmp_path):
 
 # launch: for real -------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_launch_runs_two_processes_with_the_environment_torchrun_sets(script, own_tempdir):
     result = utils.launch(script(ENV_SCRIPT), 2, timeout=120)
     assert result.returncode == 0
@@ -165,6 +166,7 @@ def test_launch_runs_two_processes_with_the_environment_torchrun_sets(script, ow
     assert list(own_tempdir.iterdir()) == []          # the output's temporary files are gone
 
 
+@pytest.mark.slow
 def test_launch_plays_two_nodes_that_meet_at_one_rendezvous(script, own_tempdir):
     port = utils.free_port()
     result = utils.launch(script(ENV_SCRIPT), 1, nodes=2, timeout=120,
@@ -177,6 +179,7 @@ def test_launch_plays_two_nodes_that_meet_at_one_rendezvous(script, own_tempdir)
     assert list(own_tempdir.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_launch_raises_with_the_end_of_the_output_when_the_script_fails(script, own_tempdir):
     with pytest.raises(RuntimeError, match="failed") as info:
         utils.launch(script(FAIL_SCRIPT), 2, timeout=120)
@@ -192,6 +195,7 @@ def test_head_and_tail_keeps_both_ends_of_a_long_output():
     assert kept.startswith("HEAD") and kept.endswith("TAIL") and "[...]" in kept and len(kept) < 320
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="os.kill(pid, 0) would stop the process on Windows")
 def test_launch_stops_every_process_when_the_timeout_passes(script, own_tempdir):
     with pytest.raises(TimeoutError, match="did not finish within 10") as info:
