@@ -50,7 +50,7 @@ export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-slow test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-setup bench-suite clean handout
+.PHONY: help venv run site test-site test test-slow test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-setup bench-fresh bench-suite clean handout
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -213,6 +213,9 @@ bench: $(STAMP) ## Benchmark the best device (matmul, per-step sync, copies) int
 
 bench-setup: ## Benchmark: a fresh set-up with uv (as make does) and with pip, from empty caches; same files?
 	$(PYTHON) -m tools.setup_speed
+
+bench-fresh: ## Benchmark: clone HEAD into a scratch folder, then time set-up, make test and make test-slow apart
+	$(PYTHON) -m tools.fresh_speed
 
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch (UPTO=05: lessons 00-05)
 	$(PY) -m tools.suite_speed $(if $(UPTO),--upto $(UPTO)) $(NBVAL)

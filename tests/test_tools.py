@@ -164,3 +164,19 @@ def test_venv_installs_torch_alone_then_the_groups_with_what_python_m_venv_would
     assert ["--find-links", "/wheels"] == torch_step[torch_step.index("--find-links"):][:2]
     assert groups[-3:] == [venv.locked("pip"), venv.locked("setuptools"), "--group=dev"]
     assert warm[0] == "warm"
+
+
+def test_bench_fresh_keeps_a_steps_summary_line_and_stops_with_its_output_when_it_fails(tmp_path):
+    from tools import fresh_speed
+
+    seconds, summary = fresh_speed.timed(["sh", "-c", "echo collecting; echo '=== 3 passed in 1.0s ==='; echo"],
+                                         tmp_path)
+    assert summary == "3 passed in 1.0s" and seconds >= 0
+    with pytest.raises(SystemExit, match=r"(?s)exit 4\).*the reason"):
+        fresh_speed.timed(["sh", "-c", "echo the reason; exit 4"], tmp_path)
+
+
+def test_gc_is_frozen_after_collection_so_a_helpers_gc_collect_skips_the_imported_objects():
+    import gc
+
+    assert gc.get_freeze_count() > 10_000   # what collection imported (torch, every test module): conftest.py
