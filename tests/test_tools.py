@@ -169,7 +169,7 @@ def test_venv_installs_torch_alone_then_the_groups_with_what_python_m_venv_would
 def test_bench_fresh_keeps_a_steps_summary_line_and_stops_with_its_output_when_it_fails(tmp_path):
     from tools import fresh_speed
 
-    seconds, summary = fresh_speed.timed(["sh", "-c", "echo collecting; echo '=== 3 passed in 1.0s ==='; echo"],
+    seconds, summary = fresh_speed.timed(["sh", "-c", "echo collecting; echo '=== 3 passed in 1.0s ==='; echo done"],
                                          tmp_path)
     assert summary == "3 passed in 1.0s" and seconds >= 0
     with pytest.raises(SystemExit, match=r"(?s)exit 4\).*the reason"):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import subprocess
 import tempfile
 import time
@@ -27,15 +29,18 @@ STEPS = (("set-up", ["make", "venv"]), ("make test", ["make", "test"]), ("make t
 
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
-    """Run ``cmd`` in ``cwd``; its seconds and the last line it printed (pytest's summary)."""
+    """Run ``cmd`` in ``cwd`` as a make of its own; its seconds and pytest's summary line (else the last line)."""
+    # Started from `make bench-fresh`, the clone's make would otherwise act as a sub-make of it.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     start = time.perf_counter()
-    run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if run.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed (exit {run.returncode}) in {cwd}:\n"
                          f"{run.stdout[-3000:]}{run.stderr[-2000:]}")
-    lines = [line for line in run.stdout.splitlines() if line.strip()]
-    return seconds, lines[-1].strip("= ") if lines else ""
+    lines = [line.strip("= ") for line in run.stdout.splitlines() if line.strip()]
+    summaries = [line for line in lines if re.search(r"\d+ passed", line)]
+    return seconds, (summaries or lines or [""])[-1]
 
 
 def main() -> int:
