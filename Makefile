@@ -72,7 +72,7 @@ test-unit: $(STAMP) ## Only the unit tests (seconds)
 
 # The unit tests marked slow start fresh interpreters that import torch for a real end-to-end path
 # (torchrun launches, spawned workers, the GPU tools, make bench): make test leaves them to this
-# target, which .ci/run and cpu.yml run after it.
+# target, which .ci/run, cpu.yml and compat.yml run after it.
 test-slow: $(STAMP) ## The unit tests that start processes: torchrun launches, spawned workers, the GPU tools
 	$(PY) -m pytest -m slow tests $(NBVAL)
 

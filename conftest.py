@@ -46,10 +46,10 @@ def pytest_configure(config):
 
 def pytest_collection_finish(session):
     """Freeze what collection created (torch, hypothesis, every test module's import) out of the
-    garbage collector's reach: the helpers of lessons 06 and 08 call ``gc.collect()`` on every try,
-    and a full collection over those 300,000 objects took 0.2 s in a test process (0.01 ms after
-    ``gc.freeze()``). Objects the tests create are collected as before; frozen ones stay alive, as
-    imported modules do anyway."""
+    garbage collector's reach: ``release_cached_memory`` (lesson 07) calls ``gc.collect()``, lesson
+    08's batch search calls it on every try, and a full collection over those 300,000 objects took
+    0.2 s in a test process (0.01 ms after ``gc.freeze()``). Objects the tests create are collected
+    as before; frozen ones stay alive, as imported modules do anyway."""
     gc.collect()
     gc.freeze()
 
