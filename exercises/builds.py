@@ -3,7 +3,7 @@
 import re
 import shlex
 
-from utils import _expect, _has_kernels_for, _register, _Wrong
+from utils import _expect, _has_kernels_for, _letter, _register, _Wrong
 
 # What the checks know of PyTorch 2.13's CUDA builds for x86-64 (RELEASE.md): CUDA major version
 # and the GPU code of each. cu126 runs Maxwell to Hopper; the CUDA 13 builds Turing to Blackwell.
@@ -22,11 +22,20 @@ _BUILDS_CASES = {
 
 
 def _builds_tag(value, what, key):
-    """A build tag such as "cu126" from the learner's text (None stays None), or _Wrong(key)."""
+    """A build tag such as "cu126" from the learner's text: "cu126", "CU126", "+cu126", "12.6", "CUDA 12.6"
+    or 12.6 (None, and "None", stay None), or _Wrong(key)."""
     if value is None:
         return None
-    if isinstance(value, str) and re.fullmatch(r"cu\d{3}", value.strip().lower()):
-        return value.strip().lower()
+    text = repr(value) if isinstance(value, float) else value
+    if isinstance(text, str):
+        text = "".join(text.split()).lower().lstrip("+").removeprefix("cuda")
+        if text == "none":
+            return None
+        if re.fullmatch(r"cu\d{3}", text):
+            return text
+        version = re.fullmatch(r"(\d+)\.(\d)", text)
+        if version:
+            return f"cu{version[1]}{version[2]}"
     raise _Wrong(key, what=what, got=repr(value))
 
 
@@ -71,16 +80,20 @@ def _builds_judge_command(command, want):
         words = shlex.split(command.strip().removeprefix("!"))
     except ValueError:
         raise _Wrong("builds.which-build/command-not-pip") from None
-    starts = [i for i in range(len(words) - 1) if re.fullmatch(r"pip3?", words[i].rsplit("/", 1)[-1])
-              and words[i + 1] == "install"]
+    starts = [i for i in range(len(words) - 1) if re.fullmatch(r"[%!]?pip3?", words[i].rsplit("/", 1)[-1])
+              and words[i + 1] == "install"]  # %pip, a notebook's magic, too
     if not starts:
         raise _Wrong("builds.which-build/command-not-pip")
     rest = words[starts[0] + 2:]
     wanted = [w for w in rest if re.match(r"torch(\W|$)", w)]
     if not wanted:
         raise _Wrong("builds.which-build/command-not-pip")
-    if not any(re.fullmatch(r"torch==2\.13(\.0|\.\*)?", w) for w in wanted):
+    pins = [re.fullmatch(r"torch==2\.13(\.0|\.\*)?(\+(cu\d+|cpu))?", "".join(w.split())) for w in wanted]
+    pin = next((p for p in pins if p), None)  # "torch == 2.13.0" in quotes pins it too
+    if pin is None:
         raise _Wrong("builds.which-build/command-unpinned", got=" ".join(wanted))
+    if pin[3] is not None and pin[3] != want:  # torch==2.13.0+cu130: another build than the index's
+        raise _Wrong("builds.which-build/command-other-build", got=pin[0], build=pin[3], want=want)
     index = None
     for i, word in enumerate(rest):
         if word in ("--index-url", "-i") and i + 1 < len(rest):
@@ -120,14 +133,21 @@ def _builds_arch_list(fits, oldest_build):
 
 @_register("builds.found-version", hint="builds.found-version/hint")
 def _builds_found_version(driver_serves, pip_installed, fix):
+    if isinstance(driver_serves, float) or (isinstance(driver_serves, int) and not isinstance(driver_serves, bool)):
+        driver_serves = repr(driver_serves)  # 12.4 is "12.4"; 12040 is "12040", which the check explains
     _expect(driver_serves, str, "driver_serves")
-    if driver_serves.strip() != "12.4":
+    if "".join(driver_serves.split()).lower().removeprefix("cuda") != "12.4":
         raise _Wrong("builds.found-version/driver", got=driver_serves)
+    if isinstance(pip_installed, float) and pip_installed.is_integer():
+        pip_installed = int(pip_installed)  # 13.0
+    elif isinstance(pip_installed, str) and pip_installed.strip().isdigit():
+        pip_installed = int(pip_installed)  # "13"
     _expect(pip_installed, int, "pip_installed")
     if pip_installed != 13:
         key = "builds.found-version/runs" if pip_installed <= 12 else "builds.found-version/installed"
         raise _Wrong(key, got=pip_installed)
-    if not isinstance(fix, str) or fix.strip().lower() not in ("a", "b", "c"):
+    if not isinstance(fix, str):
         raise _Wrong("builds.found-version/choice", got=repr(fix))
-    if fix.strip().lower() != "a":
-        raise _Wrong(f"builds.found-version/fix-{fix.strip().lower()}")
+    letter = _letter(fix, "fix", "builds.found-version/choice")  # "A" and "a)" are a too
+    if letter != "a":
+        raise _Wrong(f"builds.found-version/fix-{letter}")

@@ -51,8 +51,10 @@ def _copies_which_copy(copies_to_cpu):
     for name, value in copies_to_cpu.items():
         _expect(value, bool, f'copies_to_cpu["{name}"]')
     wrong = [name for name in _COPIES_CALLS if copies_to_cpu[name] != _COPIES_CALLS[name]]
-    if wrong:
-        raise _Wrong("copies.which-copy/wrong", count=len(wrong), names=", ".join(wrong))
+    if wrong:  # how many, and which way, never which: a named key of a true/false table is its answer
+        said_copy = sum(copies_to_cpu[name] for name in wrong)
+        raise _Wrong("copies.which-copy/wrong", count=len(wrong), said_copy=said_copy,
+                     said_none=len(wrong) - said_copy)
 
 
 @_register("copies.to-numpy", hint="copies.to-numpy/hint")

@@ -289,11 +289,22 @@ def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object)
 class _OnAGPU(torch.Tensor):
     """A CPU tensor that answers as one on a GPU would, for checking code on any machine.
 
-    Its ``device`` is the subclass's ``pretend`` (``cuda:0`` unless made by ``_on_a_gpu(t, device)``)
-    and ``is_cuda`` / ``is_mps`` say so; ``numpy()``, ``tolist()`` and ``item()`` refuse with
-    PyTorch's own words for such a tensor (torch/csrc/utils/tensor_numpy.cpp) until it is copied to
-    the CPU (``.cpu()``, ``.to("cpu")``), which gives a plain tensor. Every other operation computes
-    on the CPU and keeps the pretence. Nothing runs on a GPU.
+    Its ``device`` is the subclass's ``pretend`` (``cuda:0`` unless made by ``_on_a_gpu(t, device)``).
+    Every operation computes on the CPU; what a real CUDA or MPS tensor does with it decides what
+    this one does (tests/test_exercises.py tests each against a table that cites PyTorch's source):
+
+    - ``device``, ``is_cuda``, ``is_mps`` say the pretended device; a result keeps it.
+    - copies out to Python or the CPU work, as on a GPU: ``.cpu()``, ``.to("cpu")``,
+      ``.to(cpu_tensor)``, ``.numpy(force=True)`` give plain CPU tensors or arrays, ``tolist()``,
+      ``item()``, ``float()``, ``int()``, ``bool()`` and ``print()`` give Python values or text.
+    - ``numpy()`` and ``np.array(t)`` refuse with PyTorch's ``TypeError``.
+    - ``.to()`` another GPU, or ``.cuda()``, gives a pretend tensor there; ``.to()`` its own device
+      returns the tensor itself.
+    - an operation on tensors of two devices refuses with the ``RuntimeError`` CUDA raises
+      ("Expected all tensors to be on the same device ..."), except a CPU tensor of one value (no
+      dimension), which CUDA takes as a number; ``copy_`` and ``to`` copy between devices.
+
+    Nothing runs on a GPU: no speed, memory or numerical difference of a GPU is simulated.
     """
 
     pretend = torch.device("cuda:0")
@@ -309,21 +320,167 @@ class _OnAGPU(torch.Tensor):
         if owner is torch.Tensor.is_mps:
             return cls.pretend.type == "mps"
         if func is torch.Tensor.numpy and kwargs.get("force"):  # documented: detach().cpu()...numpy()
-            with torch._C.DisableTorchFunctionSubclass():
-                return args[0].detach().cpu().resolve_conj().resolve_neg().numpy()
-        if func in (torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__array__):
+            return _plain(args[0]).detach().resolve_conj().resolve_neg().numpy()
+        if func in (torch.Tensor.numpy, torch.Tensor.__array__):  # torch/csrc/utils/tensor_numpy.cpp
             raise TypeError(f"can't convert {cls.pretend} device type tensor to numpy. Use Tensor.cpu() to "
                             "copy the tensor to host memory first.")
-        to_cpu = func is torch.Tensor.cpu or (func is torch.Tensor.to and any(
-            str(a) == "cpu" for a in [*args[1:], *kwargs.values()] if isinstance(a, (str, torch.device))))
-        if to_cpu:
-            with torch._C.DisableTorchFunctionSubclass():
-                copied = func(*args, **kwargs)
-            return copied.as_subclass(torch.Tensor)
+        if func in (torch.Tensor.__repr__, torch.Tensor.__str__) or (
+                func is torch.Tensor.__format__ and args[0].dim() != 0):
+            return _on_a_gpu_repr(args[0], cls.pretend)
+        if func in _ON_A_GPU_TO_PYTHON:  # a copy to the host, then Python's values
+            return func(_plain(args[0]), *args[1:], **kwargs)
+        moved = _on_a_gpu_moved(cls, func, args, kwargs)
+        if moved is not None:
+            return moved
+        if func not in _ON_A_GPU_ACROSS:
+            _on_a_gpu_same_device(func, args, kwargs)
         return super().__torch_function__(func, types, args, kwargs)
 
 
 _PRETENDING: dict[str, type] = {}
+# What copies a tensor to the host and hands Python its values: fine on a GPU (a copy, and a wait).
+_ON_A_GPU_TO_PYTHON = (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__,
+                       torch.Tensor.__bool__, torch.Tensor.__index__, torch.Tensor.__format__)
+# What takes tensors of two devices on purpose: copies, and reading a GPU tensor with CPU indices.
+_ON_A_GPU_ACROSS = (torch.Tensor.copy_, torch.Tensor.__getitem__, torch.Tensor.__setitem__,
+                    torch.Tensor.new_tensor, torch.Tensor.new_zeros, torch.Tensor.new_ones, torch.Tensor.new_empty,
+                    torch.Tensor.new_full, torch.Tensor.size, torch.Tensor.dim)
+
+
+def _plain(t: torch.Tensor) -> torch.Tensor:
+    """The CPU tensor under a pretend one (a plain tensor as it is)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        return t.as_subclass(torch.Tensor) if isinstance(t, _OnAGPU) else t
+
+
+def _on_a_gpu_device(t: torch.Tensor) -> torch.device:
+    return type(t).pretend if isinstance(t, _OnAGPU) else t.device
+
+
+def _on_a_gpu_tensors(value: object):
+    """Every tensor in ``value`` (an argument: a tensor, or a list, tuple or dict of them)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _on_a_gpu_tensors(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _on_a_gpu_tensors(v)
+
+
+def _on_a_gpu_checked(func: Callable, args: tuple, kwargs: dict) -> tuple[str, list] | None:
+    """For a matrix product, the CUDA kernel that checks its arguments' devices one by one, and those
+    arguments as (name, tensor) in the order it checks them; None for any other operation.
+
+    As at::linear and at::matmul (aten/src/ATen/native/Linear.cpp, LinearAlgebra.cpp) pick the kernel:
+    linear with a bias and a 2-D (or contiguous 3-D) input is addmm(bias, input, weight.t()), else
+    matmul(input, weight.t()); matmul of a 1-D or 2-D tensor by a 2-D one is mm, of a 2-D by a 1-D mv.
+    """
+    a = args[0] if args else None
+    if func in (torch.nn.functional.linear,):
+        weight = args[1] if len(args) > 1 else kwargs.get("weight")
+        bias = args[2] if len(args) > 2 else kwargs.get("bias")
+        if bias is not None and (a.dim() == 2 or (a.dim() == 3 and a.is_contiguous())):
+            return "addmm", [("self", bias), ("mat1", a), ("mat2", weight)]
+        func, args = torch.matmul, (a, weight.t() if weight.dim() == 2 else weight)
+    if func in (torch.mm, torch.Tensor.mm):
+        return "mm", [("self", a), ("mat2", args[1])]
+    if func in (torch.addmm, torch.Tensor.addmm):
+        return "addmm", [("self", a), ("mat1", args[1]), ("mat2", args[2])]
+    if func in (torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__) and len(args) > 1:
+        b = args[1]
+        if a.dim() in (1, 2) and b.dim() == 2:
+            return "mm", [("self", a), ("mat2", b)]
+        if a.dim() == 2 and b.dim() == 1:
+            return "mv", [("self", a), ("vec", b)]
+    return None
+
+
+def _on_a_gpu_same_device(func: Callable, args: tuple, kwargs: dict) -> None:
+    """Raise CUDA's RuntimeError when the tensors of an operation live on two devices, in CUDA's words.
+
+    A matrix product's kernel checks its arguments in order (common_device_check_failure in
+    aten/src/ATen/core/adaption.cpp: "but got mat2 is on cpu, different from other tensors on cuda:0 ...",
+    in this release's words; older ones said "but found at least two devices, cuda:0 and cpu! (when
+    checking argument for argument mat2 ..."); every other operation is TensorIterator's (compute_types in
+    aten/src/ATen/TensorIterator.cpp: "but found at least two devices, cuda:0 and cpu!"), which takes a CPU
+    tensor of one value and no dimension as a number. Other kernels that check their arguments one by
+    one word it as products do, with their own names: their message starts the same.
+    """
+    checked = _on_a_gpu_checked(func, args, kwargs)
+    if checked is not None:
+        kernel, named = checked
+        first = None
+        for name, t in named:
+            if not isinstance(t, torch.Tensor):
+                continue
+            device = _on_a_gpu_device(t)
+            if first is None:
+                first = device
+            elif device != first:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but got {name} is on {device}, "
+                                   f"different from other tensors on {first} (when checking argument in method "
+                                   f"wrapper_CUDA_{kernel})")
+        return
+    first = None
+    for t in _on_a_gpu_tensors([args, kwargs]):
+        device = _on_a_gpu_device(t)
+        if device.type == "cpu" and t.dim() == 0:
+            continue
+        if first is None:
+            first = device
+        elif device != first:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{first} and {device}!")
+
+
+def _on_a_gpu_target(cls: type, func: Callable, args: tuple, kwargs: dict) -> torch.device | None:
+    """The device a ``.to(...)`` or ``.cuda()`` call moves to, or None for any other call."""
+    if func is torch.Tensor.cuda:
+        device = args[1] if len(args) > 1 else kwargs.get("device")
+        device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device or "cuda")
+    elif func is torch.Tensor.to:
+        device = next((a for a in [*args[1:], kwargs.get("device"), kwargs.get("other")]
+                       if isinstance(a, (str, torch.device, torch.Tensor))), None)
+        if isinstance(device, torch.Tensor):
+            return _on_a_gpu_device(device)
+        if device is None:
+            return None
+        device = torch.device(device)
+    else:
+        return None
+    # A device without an index is the current one, GPU 0 unless the program changed it (ensure_has_index
+    # in aten/src/ATen/native/TensorConversions.cpp): cuda:1's tensor .to("cuda") is copied to cuda:0.
+    return torch.device(device.type, 0) if device.type in ("cuda", "mps") and device.index is None else device
+
+
+def _on_a_gpu_moved(cls: type, func: Callable, args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """``t.cpu()``, ``t.to(device)``, ``t.cuda()`` as a GPU tensor answers them: a plain CPU tensor, a
+    pretend tensor on another GPU, or ``t`` itself for its own device; None for any other call."""
+    target = torch.device("cpu") if func is torch.Tensor.cpu else _on_a_gpu_target(cls, func, args, kwargs)
+    if target is None:
+        return None
+    t = args[0]
+    dtype = kwargs.get("dtype") or next((a for a in args[1:] if isinstance(a, torch.dtype)), t.dtype)
+    if target == cls.pretend and not kwargs.get("copy") and dtype == t.dtype:
+        return t
+    with torch._C.DisableTorchFunctionSubclass():
+        copied = _plain(t).to(dtype=dtype, copy=True)
+    if target.type == "cpu":
+        return copied
+    if target.type not in ("cuda", "mps"):
+        raise RuntimeError(f"a tensor that pretends to live on {cls.pretend} cannot move to {target}")
+    return _on_a_gpu(copied, target)
+
+
+def _on_a_gpu_repr(t: torch.Tensor, device: torch.device) -> str:
+    """How print() shows a tensor on ``device``: its values, then device='cuda:0'."""
+    text = repr(_plain(t))
+    # torch/_tensor_str.py puts the device first among the suffixes, before dtype and grad_fn
+    ends = [i for i in (text.find(m) for m in (", dtype=", ", grad_fn=", ", requires_grad=", ", size=")) if i > 0]
+    at = min(ends) if ends else text.rindex(")")
+    return f"{text[:at]}, device='{device}'{text[at:]}"
 
 
 def _on_a_gpu(t: torch.Tensor, device: str | torch.device = "cuda:0") -> torch.Tensor:

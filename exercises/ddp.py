@@ -86,12 +86,16 @@ def _ddp_run_accumulate_step(accumulate_step):
     inputs, labels = make_data().tensors
     inputs, labels = inputs[:32], labels[:32]  # one process's 32 examples
     stale = [torch.full_like(p, 0.5) for p in make_model().parameters()]  # an earlier step's gradients
-    seen = {"all-reduces": 0, "no_sync": 0, "steps": 0}
+    seen = {"all-reduces": 0, "no_sync": 0, "steps": 0, "carried": {}}
     with _DDPOneProcess():
         model = DistributedDataParallel(make_model())
+        names = {id(p): i for i, p in enumerate(model.module.parameters())}
 
         def counting_hook(state, bucket):
+            # What this all-reduce carries: with several processes, only these gradients are averaged.
             seen["all-reduces"] += 1
+            for p, g in zip(bucket.parameters(), bucket.gradients(), strict=True):
+                seen["carried"][names[id(p)]] = g.detach().clone()
             return allreduce_hook(state, bucket)
 
         model.register_comm_hook(None, counting_hook)
@@ -125,6 +129,8 @@ def _ddp_run_accumulate_step(accumulate_step):
         mistakes += [("ddp.no-sync/one-half", half), ("ddp.no-sync/one-half", [g / 2 for g in half])]
     expected = _ddp_plain_step(make_model, whole)
     mistakes = [(key, _ddp_plain_step(make_model, grads)) for key, grads in mistakes]
+    seen["carried-whole"] = len(seen["carried"]) == len(whole) and all(
+        torch.allclose(seen["carried"][i], g, atol=1e-6) for i, g in enumerate(whole))
     return got, expected, mistakes, seen
 
 
@@ -152,6 +158,8 @@ def _ddp_no_sync(accumulate_step, all_reduces):
     if seen["all-reduces"] > 1:
         raise _Wrong("ddp.no-sync/forward-outside" if seen["no_sync"] else "ddp.no-sync/no-no-sync",
                      n=seen["all-reduces"])
+    if not seen["carried-whole"]:  # one all-reduce, but before the last micro-batch's gradient was in .grad
+        raise _Wrong("ddp.no-sync/reversed")
     _expect(all_reduces, dict, "all_reduces")
     missing = sorted(set(_DDP_COUNTS) - set(all_reduces))
     if missing:

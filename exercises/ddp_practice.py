@@ -5,6 +5,8 @@ exercise 3 run in the learner's own cells, and the checks judge what they brough
 seconds, process ids, Timings); exercise 2's check loads state dicts it builds itself.
 """
 
+import datetime
+import numbers
 import re
 
 import torch
@@ -24,6 +26,15 @@ from utils import (
 
 # --- ddp-practice.hang: a mistake that would hang ----------------------------------------------
 
+def _ddp_practice_number(value, what):
+    """Seconds as a float: a number (NumPy's too) or a timedelta (datetime.now() read twice); else _Wrong."""
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    _expect(value, (int, float), what)  # says what it is instead
+
+
 @_register("ddp-practice.hang", hint="ddp-practice.hang/hint")
 def _ddp_practice_hang(error, seconds, pids):
     if error is None:
@@ -35,16 +46,21 @@ def _ddp_practice_hang(error, seconds, pids):
         raise _Wrong("ddp-practice.hang/launch-timeout")
     if not isinstance(error, RuntimeError):
         raise _Wrong("ddp-practice.hang/other-error", kind=type(error).__name__)
-    _expect(seconds, (int, float), "seconds")
+    seconds = _ddp_practice_number(seconds, "seconds")
     text = str(error)
     if seconds < 5:
         raise _Wrong("ddp-practice.hang/too-soon", seconds=seconds)
     if seconds >= 60:
         raise _Wrong("ddp-practice.hang/too-late", seconds=seconds)
-    if not isinstance(pids, (list, tuple)) or len(pids) != 2 or not all(
-            (isinstance(p, int) and not isinstance(p, bool)) or (isinstance(p, str) and p.isdigit()) for p in pids):
+
+    def a_pid(p):
+        if isinstance(p, str):
+            return p.strip().isdigit()
+        return isinstance(p, numbers.Integral) and not isinstance(p, bool)
+
+    if not isinstance(pids, (list, tuple, set, frozenset)) or len(pids) != 2 or not all(a_pid(p) for p in pids):
         raise _Wrong("ddp-practice.hang/pids", got=repr(pids))
-    pids = [int(p) for p in pids]  # the ids as read from the text are fine too
+    pids = [int(p) for p in pids]  # the ids as read from the text are fine too, and a set of them
     printed = {int(p) for p in re.findall(r"\bpid (\d+)", text)}
     strangers = [p for p in pids if p not in printed]
     if strangers:
@@ -131,8 +147,12 @@ def _ddp_practice_products(job):
 
 
 def _ddp_practice_seconds(value, what):
-    _expect(value, (Timing, float), what)
-    return value.median if isinstance(value, Timing) else value
+    """A Timing's median, or seconds as a number (NumPy's too); else _Wrong."""
+    if isinstance(value, Timing):
+        return value.median
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    _expect(value, (Timing, float), what)  # says what it is instead
 
 
 @_register("ddp-practice.less-work", hint="ddp-practice.less-work/hint")
@@ -160,6 +180,6 @@ def _ddp_practice_less_work(make_small_job, small_sequential, small_parallel, wh
     letter = _letter(why, "why", "ddp-practice.less-work/choice")
     if letter != "a":
         raise _Wrong({"b": "ddp-practice.less-work/why-b", "c": "ddp-practice.less-work/why-c"}[letter])
-    shown = {name: str(t) if isinstance(t, Timing) else format_seconds(t)
+    shown = {name: str(t) if isinstance(t, Timing) else format_seconds(float(t))
              for name, t in (("sequential", small_sequential), ("parallel", small_parallel))}
     return {**shown, "ratio": ratio}

@@ -6,9 +6,15 @@ from types import SimpleNamespace
 
 import torch
 
-from utils import _expect, _expect_callable, _register, _say, _Wrong, try_all_gpus, try_gpu
+from utils import _expect, _expect_callable, _letter, _register, _say, _Wrong, try_all_gpus, try_gpu
 
 # PyTorch's words when a CUDA build finds no usable GPU (c10/cuda/CUDAFunctions.cpp).
+# ... and when the driver is older than the build's CUDA (cudaErrorInsufficientDriver with a driver
+# version above 0, in device_count_impl).
+_DEVICES_OLD_DRIVER = ("The NVIDIA driver on your system is too old (found version 11040). Please update your GPU "
+                       "driver by downloading and installing a new version from the URL: "
+                       "http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to "
+                       "install a PyTorch version that has been compiled with your version of the CUDA driver.")
 _DEVICES_NO_DRIVER = ("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
                       "installed a driver from http://www.nvidia.com/Download/index.aspx")
 
@@ -25,8 +31,8 @@ def _devices_simulated(n_cuda=0, usable=None, current=0, memory=()):
     usable = n_cuda > 0 if usable is None else usable
 
     def index(device=None):
-        if not usable:
-            raise RuntimeError(_DEVICES_NO_DRIVER)
+        if not usable:  # GPUs and a driver too old for the build, or no GPU and no driver at all
+            raise RuntimeError(_DEVICES_OLD_DRIVER if n_cuda else _DEVICES_NO_DRIVER)
         if device is None or isinstance(device, int):
             i = current if device is None else device
         else:
@@ -52,8 +58,15 @@ def _devices_simulated(n_cuda=0, usable=None, current=0, memory=()):
         (torch.backends.mps, "is_available"): lambda: False,
     }
     accelerator = getattr(torch, "accelerator", None)
+
+    def current_accelerator(check_available=False):
+        """A CUDA build's accelerator where the machine has NVIDIA GPUs (None if it cannot use them and
+        ``check_available``); None on a machine without CUDA, as for a build without it."""
+        return torch.device("cuda") if n_cuda and (usable or not check_available) else None
+
     for name, fake in (("is_available", lambda: usable), ("device_count", lambda: n_cuda if usable else 0),
-                       ("current_device_index", lambda: index()), ("current_device_idx", lambda: index())):
+                       ("current_device_index", lambda: index()), ("current_device_idx", lambda: index()),
+                       ("current_accelerator", current_accelerator)):
         if accelerator is not None and hasattr(accelerator, name):
             fakes[(accelerator, name)] = fake
     real = {(module, name): getattr(module, name) for module, name in fakes}
@@ -85,8 +98,8 @@ def _devices_device(value, what):
     if isinstance(value, torch.device):
         return value
     if isinstance(value, str):
-        try:
-            return torch.device(value.strip())
+        try:  # "CUDA:0" and "cuda: 0" name cuda:0 too
+            return torch.device("".join(value.split()).lower())
         except RuntimeError:
             pass
     raise _Wrong("devices.predict-helpers/not-a-device", what=what, got=repr(value))
@@ -181,10 +194,11 @@ def _devices_never_empty(sum_on_each, why):
             value = s.item() if isinstance(s, torch.Tensor) and s.numel() == 1 else s
             if not isinstance(value, numbers.Real) or value != 3:
                 raise _Wrong("devices.never-empty/values", case=name, got=repr(sums))
-    if not isinstance(why, str) or why.strip().lower() not in ("a", "b", "c"):
+    if not isinstance(why, str):
         raise _Wrong("devices.never-empty/choice", got=repr(why))
-    if why.strip().lower() != "b":
-        raise _Wrong(f"devices.never-empty/why-{why.strip().lower()}")
+    letter = _letter(why, "why", "devices.never-empty/choice")  # "B" and "b)" are b too
+    if letter != "b":
+        raise _Wrong(f"devices.never-empty/why-{letter}")
 
 
 _DEVICES_T4, _DEVICES_80G = 15095 * 2**20, 80 * 2**30  # total_memory in bytes: a T4, an 80 GB GPU
@@ -222,6 +236,8 @@ def _devices_judge_memory(gpu_memory_gib, machine, facts):
         n_cuda = facts["n_cuda"] if facts.get("usable", True) else 0
         memory = facts.get("memory", ())
     want = [f"cuda:{i}" for i in range(n_cuda)]
+    # keys as torch.device("cuda:0") name the GPUs as "cuda:0" does
+    found = {str(k) if isinstance(k, torch.device) else k: v for k, v in found.items()}
     if sorted(found, key=str) != want:
         if unusable:
             raise _Wrong("devices.gpu-memory/not-usable", did=_say("devices.gpu-memory/did-return", found=repr(found)))

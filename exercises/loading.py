@@ -177,12 +177,31 @@ def _loading_workers(per_step, cores_limit_sleeping_workers):
             raise _Wrong(key)
     if cores_limit_sleeping_workers:
         raise _Wrong("loading.workers/cores")
-    rows = []
+    rows, measured = [], {}
     with warnings.catch_warnings():  # more workers than cores: fine for workers that only sleep
         warnings.filterwarnings("ignore", message="This DataLoader will create")
         for workers in _LOADING_WORKERS:
             waiting, computing = (_loading_seconds(v, f"per_step({workers})") for v in per_step(workers))
+            measured[workers] = waiting, computing
             rows.append(_say("loading.workers/row", workers=workers, waiting=format_seconds(waiting),
                              computing=format_seconds(computing)))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"rows": "\n".join(rows), "cores": cores}
+    return {"rows": "\n".join(rows), "cores": cores, "seen": _loading_seen(measured)}
+
+
+def _loading_seen(measured):
+    """What the reader's own table shows, in words: whether the waiting fell from 0 workers to the most,
+    and whether the computing stayed within a quarter of itself (a busy machine's cores are shared)."""
+    fewest, most = min(measured), max(measured)
+    (wait_0, compute_0), (wait_n, compute_n) = measured[fewest], measured[most]
+    fields = {"n": most, "wait_0": format_seconds(wait_0), "wait_n": format_seconds(wait_n),
+              "compute_0": format_seconds(compute_0), "compute_n": format_seconds(compute_n)}
+    waiting = _say("loading.workers/waiting-fell" if wait_n < 0.75 * wait_0 else "loading.workers/waiting-stayed",
+                   **fields)
+    if abs(compute_n - compute_0) <= 0.25 * compute_0:
+        computing = _say("loading.workers/computing-stayed", **fields)
+    elif compute_n > compute_0:
+        computing = _say("loading.workers/computing-rose", **fields)
+    else:
+        computing = _say("loading.workers/computing-fell", **fields)
+    return f"{waiting} {computing}"

@@ -238,7 +238,10 @@ MESSAGES: dict[str, str] = {
     "copies.copy-true/hint": "t.data_ptr() is the address of t's first value. Write shares_memory(a, b) with "
                              "it, then call shares_memory(t, t.to(t.device, copy=True)).",
     "copies.which-copy/missing": "copies_to_cpu lacks an answer for: {names}.",
-    "copies.which-copy/wrong": "wrong answers: {count} of 7. Look again at: {names}.",
+    "copies.which-copy/wrong": "{count} of the 7 answers are not right yet: {said_copy} where you said the call "
+                               "copies and {said_none} where you said it does not. Ask of each call whether Python "
+                               "ends up holding the tensor's values themselves (numbers or text), or only a fact kept "
+                               "beside them, or a new tensor where t lives.",
     "copies.which-copy/hint": "A call copies to the CPU when it needs the values themselves in main memory "
                               "(as Python numbers or text). A tensor's shape and device are kept in main "
                               "memory anyway, and an operation on t computes where t lives.",
@@ -418,8 +421,8 @@ MESSAGES: dict[str, str] = {
     "payoff.copy-every/values": "the log's values are not the norms of m @ m: log torch.linalg.matrix_norm(m @ m) at "
                                 "every step, as log_every_step does.",
     "payoff.copy-every/copies": "with k={k}, the {steps} steps copied values to the CPU {got} times, not {want}: every "
-                                "float(), .item() or .tolist() is a copy (and on a GPU a wait). Copy a whole group of "
-                                "norms at once.",
+                                "float(), .item() or .tolist(), and every write of a value into a CPU tensor, is a "
+                                "copy (and on a GPU a wait). Copy a whole group of norms at once.",
     "payoff.copy-every/row": "  copy every {k:>4} steps: {time}",
     "payoff.copy-every/right": "log_every logs every norm and copies once per group of k steps. On this machine "
                                "({device}), {steps} steps:\n{rows}\nEvery 100 steps against once: {against}.",
@@ -491,6 +494,15 @@ MESSAGES: dict[str, str] = {
                            "something else still holds t, and None once nothing does.",
     "oom.bisect/oom-raised": "largest_batch_bisect let an out-of-memory error through: a size whose step runs out of "
                              "memory does not fit, so catch the error (is_out_of_memory) and try a smaller size.",
+    "oom.bisect/one-above": "largest_batch_bisect returned {got}, one too many: {got} samples of 5 KiB do not fit in "
+                            "16 MiB, {want} do. Your search ends on the first size that fails; return the last one "
+                            "that fits.",
+    "oom.bisect/one-below": "largest_batch_bisect returned {got}, one too few: {want} samples of 5 KiB fit in 16 MiB "
+                            "too. Does your search ever try the size just below the one that failed?",
+    "oom.bisect/not-twice": "for a step that fits up to a batch of 100, started at 101, largest_batch_bisect returned "
+                            "{got}, not 100. Halving tries 101, which fails, then 50: the size that failed is 101, "
+                            "not twice 50, so 100 was never tried. Search between the last size that failed and the "
+                            "first that fits.",
     "oom.bisect/too-large": "{got} samples of 5 KiB do not fit in 16 MiB, only {want}: on the CPU nothing refuses, so "
                             "compare the bytes the step returns with budget_bytes.",
     "oom.bisect/halving-only": "largest_batch_bisect returned {got}, what halving finds: search between it and the "
@@ -509,9 +521,10 @@ MESSAGES: dict[str, str] = {
     "oom.bisect/right": "Within 16 MiB at 5 KiB a sample, halving finds {halved}; your bisection finds {got}, the most "
                         "that fit, in {tries} tries of the step. It counts a size that runs out of memory as too "
                         "large, and lets a bug through.",
-    "oom.bisect/hint": "Call largest_batch_that_fits first; what it returns fits, and twice that failed (unless it is "
-                       "start). Then try the middle of the two, as the lesson's helper tries one size, and keep the "
-                       "half that still holds the answer.",
+    "oom.bisect/hint": "Halve from start as largest_batch_that_fits does, but remember the last size that failed: "
+                       "the answer lies between it and the first size that fits (not always twice that one: 101 "
+                       "halves to 50). Then try the middle of the two, as the lesson's helper tries one size, and "
+                       "keep the half that still holds the answer.",
     "oom.late-error/missing": "answers lacks {names}.",
     "oom.late-error/letter": 'answers["{name}"] is {got!r}: answer with a letter, "a", "b" or "c".',
     "oom.late-error/without-a": "the error is not reported at the bug's line: there Python only queues the kernel and "
@@ -543,9 +556,10 @@ MESSAGES: dict[str, str] = {
                                              "needs hardware for the format; without it a step is no faster.",
     "precision.bf16-vs-fp16/no-loss": "{what} should return the step's loss, a tensor with one value (training_step "
                                       "returns it), but it returns a {got}.",
-    "precision.bf16-vs-fp16/float16-no-scaler": "the float16 step scales no loss: without a GradScaler, small "
-                                                "gradients underflow to 0 in float16 (section 3). Give the float16 "
-                                                "step a torch.amp.GradScaler and pass it to training_step.",
+    "precision.bf16-vs-fp16/float16-no-scaler": "the float16 step scales no loss: without a GradScaler (or with "
+                                                "one made with enabled=False), small gradients underflow to 0 in "
+                                                "float16 (section 3). Give the float16 step a torch.amp.GradScaler "
+                                                "and pass it to training_step.",
     "precision.bf16-vs-fp16/needless-scaler": "the {label} step uses a GradScaler, but only float16, with its small "
                                               "range, needs one: a scaler only adds work to the step you time.",
     "precision.bf16-vs-fp16/not-training": "the {label} step does not train: its loss went from {first:.4f} to "
@@ -635,6 +649,10 @@ MESSAGES: dict[str, str] = {
     "tf32.precision-settings/where-c": 'on an Ampere or later GPU, "high" lets float32 products run on TF32 tensor '
                                        "cores, which keep 10 mantissa bits of each input: section 2's emulation "
                                        "shows what that costs.",
+    "tf32.precision-settings/mixed-api": "torch.get_float32_matmul_precision() raises in this notebook, before your "
+                                         "function ran: a new name (torch.backends.cuda.matmul.fp32_precision) "
+                                         "allows TF32 while the old setting does not. Set it back to \"ieee\" (or "
+                                         "restart the kernel), then run this check again.",
     "tf32.precision-settings/row": "  {where:5} {precision:10}: largest error {error:.2e}",
     "tf32.precision-settings/right": 'product_error sets each precision and puts it back. "highest" is the accurate '
                                      "setting everywhere; your machine:\n{rows}",
@@ -647,9 +665,17 @@ MESSAGES: dict[str, str] = {
     "tf32.chunked-sum/chunks": "chunked_sum([2**24, 0, 0, 0, 1, 1, 1, 1], 4) is {got:.0f}, not {want:.0f}: the two "
                                "chunks of 4 sum to 2**24 and 4. v.view(-1, chunk) has one chunk a row.",
     "tf32.chunked-sum/not-float32": "chunked_sum([2**24, 1, 1, 1, 1], 1) is {got:.0f}, not {want:.0f}: with chunks of "
-                                    "1 it is one float32 running total, in which 2**24 + 1 rounds back to 2**24. Add "
-                                    "the chunk sums one by one in float32; a Python float is float64, more precise "
-                                    "than the exercise asks.",
+                                    "1 it is one float32 running total, in which 2**24 + 1 rounds back to 2**24. "
+                                    "Your total kept more digits: a Python float is float64, and torch.cumsum on the "
+                                    "CPU keeps its running total in float64 too (rounding only each output to "
+                                    "float32). Add the chunk sums one by one in float32: np.cumsum(..., "
+                                    "dtype=np.float32), or a loop whose total is a float32 tensor.",
+    "tf32.chunked-sum/float64-total": "for section 3's million numbers in chunks of 10, chunked_sum gives {got:.6f}, "
+                                      "what adding the chunk sums in float64 gives, not {want:.6f}, their float32 "
+                                      "running total. torch.cumsum on the CPU keeps its running total in float64 "
+                                      "(rounding only each output to float32), and a Python float is float64: "
+                                      "neither loses the low bits this exercise is about. Use np.cumsum(..., "
+                                      "dtype=np.float32), or a loop whose total is a float32 tensor.",
     "tf32.chunked-sum/values": "for section 3's million numbers in chunks of 10, chunked_sum gives {got:.6f}, but "
                                "adding the chunk sums one by one in float32 gives {want:.6f}. Are they added one by "
                                "one, in a float32 running total? (torch.sum adds pairwise.)",
@@ -687,6 +713,12 @@ MESSAGES: dict[str, str] = {
     "tf32.repeatable/across": "On {device} and on the CPU the losses differ by up to {relative:.1e} relatively; the "
                               "smallest tolerance that accepts the two runs is {rtol}.",
     "tf32.repeatable/no-rtol": "none up to 1e-2",
+    "tf32.repeatable/cublas-late": "train raised cuBLAS's determinism error, which asks for CUBLAS_WORKSPACE_CONFIG "
+                                   "(now {now} in this notebook). PyTorch reads that variable once, at the kernel's "
+                                   "first matrix product on the GPU, so setting it later changes nothing. Restart "
+                                   "the kernel and run the lesson from its first cell, which sets it before any "
+                                   "product.",
+    "tf32.repeatable/unset": "not set",
     "tf32.repeatable/right": "Two runs on {device} gave the same bits, in deterministic mode. {across}",
     "tf32.repeatable/hint": "Inside train: torch.manual_seed(0) before the model, a seeded torch.Generator for the "
                             "data, deterministic mode on, 10 calls of training_step with loss_fn=F.mse_loss; stack "
@@ -731,7 +763,16 @@ MESSAGES: dict[str, str] = {
                              "matter.",
     "loading.workers/row": "  num_workers={workers}: {waiting} waiting, {computing} computing per step",
     "loading.workers/right": "per_step measures per step, the first batch apart. On this machine ({cores} CPU "
-                             "cores):\n{rows}\nThe waiting falls about as 1/n while the computing stays the same.",
+                             "cores):\n{rows}\n{seen}",
+    "loading.workers/waiting-fell": "The waiting fell from {wait_0} to {wait_n} a step with {n} workers.",
+    "loading.workers/waiting-stayed": "The waiting did not fall much with {n} workers ({wait_0}, then {wait_n}): "
+                                      "was the machine busy with other work?",
+    "loading.workers/computing-stayed": "The computing stayed about the same ({compute_0}, then {compute_n}): "
+                                        "workers take the waiting off the training step, not its work.",
+    "loading.workers/computing-rose": "The computing rose from {compute_0} to {compute_n}: the workers share this "
+                                      "machine's cores with the training step, which then computes more slowly.",
+    "loading.workers/computing-fell": "The computing fell from {compute_0} to {compute_n}: workers do not compute "
+                                      "the step, so this is the machine's noise (other work ended).",
     "loading.workers/hint": "slow_loader(workers) of section 3 makes the loader; step_time_split(model, loader, "
                             "optimizer, device, max_batches=16) measures it. Then divide: the waiting by "
                             "batches - 1, the computing by batches.",
@@ -793,7 +834,9 @@ MESSAGES: dict[str, str] = {
     "loop.pin-price/thread-c": "a copy from pinned memory is as fast wherever it was pinned: the thread decides when "
                                "the pinning happens.",
     "loop.pin-price/measured": "On {device}: pinning {size} took {pin}, one copy of it from pageable memory {copy}; "
-                               "pinning against the copy: {versus}.",
+                               "pinning against the copy: {versus}. These are repeated pins: after the first, "
+                               "PyTorch reuses the pinned memory it keeps in a cache, so they time mostly the copy "
+                               "into it, and a first pin, which page-locks new memory, costs more.",
     "loop.pin-price/skipped": "No CUDA GPU here ({device}): nothing to pin, so nothing was timed. On one, pinning "
                               "64 MiB takes about as long as a copy from pageable memory, whose staging does the "
                               "same work (reasoned in the solution, not a recorded run).",
@@ -826,6 +869,10 @@ MESSAGES: dict[str, str] = {
     "ddp.no-sync/forward-outside": "you used model.no_sync(), but your step still made {n} all-reduces: DDP decides "
                                    "in the forward pass whether the backward all-reduces, so run the first "
                                    "micro-batch's forward AND backward inside the block.",
+    "ddp.no-sync/reversed": "the weights are right and your step made one all-reduce, but it carried only the first "
+                            "micro-batch's gradient: the last micro-batch's was added after it. With several "
+                            "processes each would then step with its own, unaveraged second half, and the replicas "
+                            "drift apart. Run the earlier micro-batches inside no_sync() and the last one outside.",
     "ddp.no-sync/counts-missing": "all_reduces lacks an answer for: {names}.",
     "ddp.no-sync/counts": "your function is right, but all_reduces is not, for: {names}. DDP all-reduces in every "
                           "backward() whose forward ran outside no_sync().",
@@ -975,6 +1022,8 @@ MESSAGES: dict[str, str] = {
                                            "Linux a CUDA 13 build, which this driver cannot run.",
     "builds.which-build/command-index": "command installs from {got}: the {want} build comes from "
                                         "https://download.pytorch.org/whl/{want}.",
+    "builds.which-build/command-other-build": "command pins {got}, the {build} build, but the build for this case "
+                                             "is {want}: write torch==2.13.0 (or torch==2.13.0+{want}).",
     "builds.which-build/hint": "For each case check the two joints of section 2: does the driver serve the "
                                "build's CUDA major version (a CUDA 13 build needs driver 580 or later), and "
                                "does the build carry code for the GPU (section 4's table)? A new GPU also "

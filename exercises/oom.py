@@ -71,6 +71,8 @@ def _oom_bisect(largest_batch_bisect):
 
     got, want = _oom_search(largest_batch_bisect, counted, 4096), _OOM_BUDGET // _OOM_SAMPLE
     halved = largest_batch_that_fits(lambda b: b * _OOM_SAMPLE, 4096, torch.device("cpu"), _OOM_BUDGET)
+    if abs(got - want) == 1:  # the search's end, not its idea
+        raise _Wrong("oom.bisect/one-below" if got < want else "oom.bisect/one-above", got=got, want=want)
     if got > want:
         raise _Wrong("oom.bisect/too-large", got=got, want=want)
     if got < want:
@@ -82,6 +84,10 @@ def _oom_bisect(largest_batch_bisect):
     found = _oom_search(largest_batch_bisect, counted, 1000)
     if found != 1000:
         raise _Wrong("oom.bisect/above-start" if found > 1000 else "oom.bisect/start-fits", got=found)
+    # From 101, halving tries 101 (too large) and 50: the size that failed is 101, not twice 50, and 100 fits.
+    found = _oom_search(largest_batch_bisect, lambda batch: _OOM_BUDGET * batch // 100, 101)
+    if found != 100:
+        raise _Wrong("oom.bisect/not-twice", got=found)
 
     def refusing(batch):  # runs out of memory for real above 1500 samples, whatever its count says
         if batch > 1500:

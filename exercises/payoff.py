@@ -7,8 +7,10 @@ what it showed. No check asserts a speed.
 """
 
 import math
+import numbers
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from utils import (
     Timing,
@@ -56,6 +58,8 @@ def _payoff_crossover(crossover):
     _expect_callable(crossover, "crossover")
     for case, (on_cpu, on_gpu, want) in _PAYOFF_CASES.items():
         got = crossover(dict(on_cpu), dict(on_gpu))
+        if isinstance(got, numbers.Integral) and not isinstance(got, bool):
+            got = int(got)  # NumPy's integers too
         if got is not None:
             _expect(got, int, "crossover(on_cpu, on_gpu)")
         if got == want:
@@ -86,6 +90,21 @@ def _payoff_crossover_on_this_machine(crossover):
 
 _PAYOFF_PEAKS = {"float32 on an A100, TF32 off": "float32", "float32 on an A100, TF32 on": "tf32",
                  "float32 on a T4, TF32 on": "float32", "float16 on a T4": "float16", "float16 on a CPU": None}
+# Other names of the same peaks: dtypes as torch writes them, the short names, None as text.
+_PAYOFF_ALIASES = {"float32": "float32", "fp32": "float32", "torch.float32": "float32", "tf32": "tf32",
+                   "float16": "float16", "fp16": "float16", "half": "float16", "torch.float16": "float16",
+                   "none": None}
+
+
+def _payoff_peak(value):
+    """The peak ``value`` names ("float32", "tf32", "float16" or None), or ... where it names none."""
+    if value is None:
+        return None
+    if isinstance(value, torch.dtype):
+        value = str(value)
+    if isinstance(value, str):
+        return _PAYOFF_ALIASES.get("".join(value.split()).lower(), ...)
+    return ...
 
 
 @_register("payoff.peaks", hint="payoff.peaks/hint")
@@ -95,11 +114,9 @@ def _payoff_peaks(peak_for):
     if missing:
         raise _Wrong("payoff.peaks/missing", names=", ".join(f'"{m}"' for m in missing))
     for name in _PAYOFF_PEAKS:
-        value = peak_for[name]
-        if not (value is None or (isinstance(value, str) and value.lower() in ("float32", "tf32", "float16"))):
-            raise _Wrong("payoff.peaks/value", name=name, got=repr(value))
-    wrong = [name for name, want in _PAYOFF_PEAKS.items()
-             if (peak_for[name] if peak_for[name] is None else peak_for[name].lower()) != want]
+        if _payoff_peak(peak_for[name]) is ...:
+            raise _Wrong("payoff.peaks/value", name=name, got=repr(peak_for[name]))
+    wrong = [name for name, want in _PAYOFF_PEAKS.items() if _payoff_peak(peak_for[name]) != want]
     if wrong:
         raise _Wrong("payoff.peaks/wrong", count=len(wrong), total=len(_PAYOFF_PEAKS),
                      names=", ".join(f'"{w}"' for w in wrong))
@@ -127,9 +144,10 @@ def _payoff_peaks_on_this_machine():
 
 
 class _PayoffCounted(torch.Tensor):
-    """A CPU tensor that counts the copies of its values to the CPU (as Python numbers, text or NumPy):
-    the calls that on a GPU copy across the bus and wait. What it computes stays of this class, so
-    that copies of results count too; a copy is a plain tensor."""
+    """A CPU tensor that counts the copies of its values to the CPU (as Python numbers, text or NumPy,
+    or written into a plain tensor, one on the CPU): the calls that on a GPU copy across the bus and
+    wait. What it computes stays of this class, so that copies of results count too; a copy is a
+    plain tensor."""
 
     copies = 0
     COPIES = (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__,
@@ -140,12 +158,32 @@ class _PayoffCounted(torch.Tensor):
         kwargs = kwargs or {}
         to_cpu = func is torch.Tensor.to and any(str(a) == "cpu" for a in [*args[1:], *kwargs.values()]
                                                   if isinstance(a, (str, torch.device)))
-        if func in cls.COPIES or to_cpu:
+        into_the_cpu = (  # plain[i] = counted, plain.copy_(counted)
+            (func is torch.Tensor.__setitem__ and not isinstance(args[0], cls) and isinstance(args[2], cls))
+            or (func is torch.Tensor.copy_ and not isinstance(args[0], cls) and isinstance(args[1], cls)))
+        if func in (torch.Tensor.numpy, torch.Tensor.__array__) and not kwargs.get("force"):
+            # as on a GPU, which this tensor stands for (torch/csrc/utils/tensor_numpy.cpp)
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")
+        if func in cls.COPIES or to_cpu or into_the_cpu:
             _PayoffCounted.copies += 1
             with torch._C.DisableTorchFunctionSubclass():
                 result = func(*args, **kwargs)
             return result.as_subclass(torch.Tensor) if isinstance(result, torch.Tensor) else result
         return super().__torch_function__(func, types, args, kwargs)
+
+
+class _PayoffOnTheDevice(TorchFunctionMode):
+    """While log_every runs: a tensor it makes with a device of its own (torch.empty(n, device=m.device))
+    is one on m's device, so its copies count too."""
+
+    FACTORIES = (torch.empty, torch.zeros, torch.ones, torch.full, torch.tensor, torch.as_tensor, torch.stack)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if func in self.FACTORIES and (kwargs or {}).get("device") is not None and type(result) is torch.Tensor:
+            result = result.as_subclass(_PayoffCounted)
+        return result
 
 
 @_register("payoff.copy-every", hint="payoff.copy-every/hint")
@@ -156,7 +194,8 @@ def _payoff_copy_every(log_every):
     steps = 250
     for k in (100, 7, 1, steps):
         _PayoffCounted.copies = 0
-        log = log_every(m.as_subclass(_PayoffCounted), k, steps)
+        with _PayoffOnTheDevice():
+            log = log_every(m.as_subclass(_PayoffCounted), k, steps)
         copies, want = _PayoffCounted.copies, math.ceil(steps / k)
         _expect(log, list, f"log_every(m, {k}, steps={steps})")
         if len(log) != steps:

@@ -7,6 +7,9 @@ with the series' timer, which warms up and synchronises, and says what the reade
 No check asserts a speed.
 """
 
+import inspect
+import numbers
+
 import torch
 from torch import nn
 
@@ -29,21 +32,30 @@ _PRECISION_LABELS = {None: "float32", torch.float16: "float16 autocast", torch.b
 
 
 class _PrecisionScaleSpy:
-    """Counts the calls of ``GradScaler.scale`` (every scaler scales the loss before ``backward()``)."""
+    """Counts the calls of ``GradScaler.scale`` (every scaler scales the loss before ``backward()``), of
+    scalers not made with ``enabled=False``: such a scaler returns the loss as it is, and scales nothing.
+    (A CUDA scaler on a machine without CUDA, which PyTorch disables, counts: on a GPU it would scale.)"""
 
     def __enter__(self):
         self.calls, self.real = 0, torch.amp.GradScaler.scale
+        self.real_init = torch.amp.GradScaler.__init__
         spy = self
 
         def scale(scaler, outputs):
-            spy.calls += 1
+            spy.calls += getattr(scaler, "_precision_asked_enabled", scaler.is_enabled())
             return spy.real(scaler, outputs)
 
-        torch.amp.GradScaler.scale = scale
+        def init(scaler, *args, **kwargs):
+            spy.real_init(scaler, *args, **kwargs)
+            asked = inspect.signature(spy.real_init).bind(scaler, *args, **kwargs)
+            asked.apply_defaults()
+            scaler._precision_asked_enabled = bool(asked.arguments["enabled"])
+
+        torch.amp.GradScaler.scale, torch.amp.GradScaler.__init__ = scale, init
         return self
 
     def __exit__(self, *exc):
-        torch.amp.GradScaler.scale = self.real
+        torch.amp.GradScaler.scale, torch.amp.GradScaler.__init__ = self.real, self.real_init
 
 
 def _precision_versus(timing, reference):
@@ -54,7 +66,9 @@ def _precision_versus(timing, reference):
 
 
 def _precision_loss(value, what):
-    """The float of a loss the learner's step returned (a tensor with one value), or _Wrong."""
+    """The float of a loss the learner's step returned (a tensor with one value, or its .item()), or _Wrong."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
     if not isinstance(value, torch.Tensor) or value.numel() != 1:
         raise _Wrong("precision.bf16-vs-fp16/no-loss", what=what, got=type(value).__name__)
     return float(value.detach().float().cpu())
@@ -95,7 +109,7 @@ def _precision_bf16_vs_fp16(make_step, which):
         if dtype != torch.float16 and spy.calls:
             raise _Wrong("precision.bf16-vs-fp16/needless-scaler", label=label)
         loss = _precision_loss(first, _say("precision.bf16-vs-fp16/the-step", called=called))
-        device = first.device
+        device = first.device if isinstance(first, torch.Tensor) else try_gpu()  # .item() has waited already
         timing = median_and_iqr_seconds(step, device, min_run_time=0.1)  # warms up, synchronises
         after = _precision_loss(step(), _say("precision.bf16-vs-fp16/the-step", called=called))
         if not after < loss:
@@ -115,6 +129,18 @@ def _precision_bf16_vs_fp16(make_step, which):
 _PRECISION_GRADS = dict(start=-10, end=0, steps=1001)
 
 
+def _precision_whole(value):
+    """``value`` as an int where it is a whole number in another form (NumPy's, 248.0, a tensor of one
+    value); else as it is, for _expect to name."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.dtype.is_complex:
+        value = value.item()
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer():
+        return int(value)
+    return value
+
+
 @_register("precision.underflow", hint="precision.underflow/hint")
 def _precision_underflow(zeros, largest_scale):
     grads = torch.logspace(**_PRECISION_GRADS)
@@ -126,9 +152,7 @@ def _precision_underflow(zeros, largest_scale):
     if missing:
         raise _Wrong("precision.underflow/missing", names=", ".join(f'"{n}"' for n in missing))
     for name, count in want.items():
-        got = zeros[name]
-        if isinstance(got, torch.Tensor) and got.numel() == 1 and not got.is_floating_point():
-            got = int(got)
+        got = _precision_whole(zeros[name])
         _expect(got, int, f'zeros["{name}"]')
         if got == count:
             continue
@@ -137,8 +161,7 @@ def _precision_underflow(zeros, largest_scale):
         if name == "float16" and got == int((grads < 2.0**-24).sum()):
             raise _Wrong("precision.underflow/below-smallest", got=got)
         raise _Wrong("precision.underflow/count", name=name, got=got)
-    if isinstance(largest_scale, float) and largest_scale.is_integer():
-        largest_scale = int(largest_scale)
+    largest_scale = _precision_whole(largest_scale)
     _expect(largest_scale, int, "largest_scale")
     largest = max(2**k for k in range(64) if torch.isfinite((grads * 2.0**k).half()).all())
     if largest_scale == largest.bit_length() - 1:
@@ -161,7 +184,7 @@ def _precision_first_linear(model):
 def _precision_small_parts(small_setup):
     """(model, inputs, targets) from ``small_setup()``, checked: sizes, and all on one device."""
     parts = small_setup()
-    if not isinstance(parts, tuple) or len(parts) != 3:
+    if not isinstance(parts, (tuple, list)) or len(parts) != 3:
         raise _Wrong("precision.small-model/not-three", got=type(parts).__name__)
     model, inputs, targets = parts
     _expect(model, nn.Module, _say("precision.small-model/the-model"))

@@ -33,17 +33,33 @@ def _setup_kaggle_no_gpu(kaggle, prediction):
 
 
 def _setup_tag(value, what):
-    """A build tag ("cu118") from "cu118" or "11.8"; None stays None; anything else is wrong."""
+    """A build tag ("cu118") from "cu118", "+cu118", "11.8", "CUDA 11.8" or 11.8; None (or "None") stays
+    None; anything else is wrong."""
     if value is None:
         return None
+    if isinstance(value, float):
+        value = repr(value)
     if isinstance(value, str):
-        text = value.strip().lower()
+        text = "".join(value.split()).lower().lstrip("+").removeprefix("cuda")
+        if text == "none":
+            return None
         if re.fullmatch(r"cu\d{3}", text):
             return text
         found = re.fullmatch(r"(\d+)\.(\d)", text)
         if found:
             return f"cu{found[1]}{found[2]}"
     raise _Wrong("setup.old-driver/not-a-tag", what=what, got=repr(value))
+
+
+def _setup_release(value):
+    """A release as written in the advice ("2.7", "2.7.*", "torch==2.7.*", "PyTorch 2.7", 2.7), as text."""
+    if isinstance(value, float):
+        value = repr(value)
+    _expect(value, str, 'lab_server["newest release"]')
+    text = "".join(value.split()).lower()
+    for prefix in ("pytorch", "torch", "==", "v"):
+        text = text.removeprefix(prefix)
+    return text
 
 
 _SETUP_LAB_KEYS = ("build of 2.13", "newest release", "build of 2.7.1", "why")
@@ -59,8 +75,7 @@ def _setup_old_driver(lab_server):
     if build_213 is not None:
         raise _Wrong("setup.old-driver/build-of-2.13", got=build_213)
     release = lab_server["newest release"]
-    _expect(release, str, 'lab_server["newest release"]')
-    if not re.fullmatch(r"2\.7(\.[0-9*]+)?", release.strip()):
+    if not re.fullmatch(r"2\.7(\.[0-9*x]+)?", _setup_release(release)):
         raise _Wrong("setup.old-driver/release", got=release)
     build_27 = _setup_tag(lab_server["build of 2.7.1"], 'lab_server["build of 2.7.1"]')
     if build_27 != "cu118":

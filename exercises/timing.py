@@ -5,7 +5,10 @@ read before the wait, a missing warm-up and a wrong value on any machine; then, 
 real on the reader's own device, and the "/right" message says what that device showed.
 """
 
+import numbers
 import statistics
+import time
+import timeit
 
 import torch
 
@@ -45,13 +48,33 @@ def _timing_pattern(statistic):
     return statistic([gpu.work_seconds * p for p in gpu.PATTERN])
 
 
+def _timing_seconds(value, what):
+    """A timer's result as a float: a number (also NumPy's), or a tensor of one value; else _Wrong."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.is_floating_point():
+        return float(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    _expect(value, (int, float), what)  # says what it is instead
+
+
+def _timing_simulated(timer):
+    """_time_with_a_simulated_gpu(timer), with timeit.default_timer (time.perf_counter by another name,
+    which the timeit module holds as its own) reading the simulated clock too."""
+    real = timeit.default_timer
+    timeit.default_timer = lambda: time.perf_counter()
+    try:
+        return _time_with_a_simulated_gpu(timer)
+    finally:
+        timeit.default_timer = real
+
+
 _TIMING_RATIO = "b"  # what decides how far a naive read is off: the device's work against the launch
 
 
 @_register("timing.naive-clock", hint="timing.naive-clock/hint")
 def _timing_naive_clock(launch_seconds, ratio_decided_by):
     _expect_callable(launch_seconds, "launch_seconds")
-    result, gpu = _time_with_a_simulated_gpu(launch_seconds)
+    result, gpu = _timing_simulated(launch_seconds)
     if "work" not in gpu.events:
         raise _Wrong("core/timer-never-called")
     if "clock" not in gpu.events:
@@ -60,12 +83,12 @@ def _timing_naive_clock(launch_seconds, ratio_decided_by):
         raise _Wrong("core/timer-no-warm-up")
     if _timing_works_without_a_wait_in_between(gpu):
         raise _Wrong("timing.naive-clock/busy")
-    _expect(result, (int, float), "launch_seconds(fn, device)")
+    result = _timing_seconds(result, "launch_seconds(fn, device)")
     if not 0 < result < gpu.work_seconds / 10:
         raise _Wrong("timing.naive-clock/waited", got=format_seconds(result),
                      launch=format_seconds(gpu.launch_seconds), work=format_seconds(gpu.work_seconds))
     _expect(ratio_decided_by, str, "ratio_decided_by")
-    if ratio_decided_by.strip().lower() != _TIMING_RATIO:
+    if ratio_decided_by.strip().lower().rstrip(")").rstrip(".").strip() != _TIMING_RATIO:  # "B", "b)" are b
         raise _Wrong("timing.naive-clock/ratio", got=ratio_decided_by)
     return _timing_naive_on_this_machine(launch_seconds)
 
@@ -77,24 +100,29 @@ def _timing_naive_on_this_machine(launch_seconds):
     def fn():
         return torch.randn(2048, 2048, device=device)
 
-    naive, honest = launch_seconds(fn, device), median_seconds(fn, device, min_run_time=0.1)
+    naive = _timing_seconds(launch_seconds(fn, device), "launch_seconds(fn, device)")
+    honest = median_seconds(fn, device, min_run_time=0.1)
     return {"device": device, "naive": format_seconds(naive), "honest": format_seconds(honest),
             "ratio": f"{honest / naive:.1f}" if naive > 0 else "?",
             "note": _say("timing.naive-clock/cpu-note") if device.type == "cpu" else ""}
 
 
 def _timing_as_timing(result, what):
-    """``result`` as a Timing: anything with a numeric median and iqr (lesson 05 defines its own class)."""
-    median, iqr = getattr(result, "median", None), getattr(result, "iqr", None)
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (median, iqr)):
+    """``result`` as a Timing: anything with a numeric median and iqr (lesson 05 defines its own class),
+    numbers of NumPy's or tensors of one value too (torch.quantile's)."""
+    values = [getattr(result, "median", None), getattr(result, "iqr", None)]
+    for i, v in enumerate(values):
+        if isinstance(v, torch.Tensor) and v.numel() == 1 and v.is_floating_point():
+            values[i] = float(v)
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
         raise _Wrong("timing.spread/not-a-timing", what=what, got=type(result).__name__)
-    return Timing(float(median), float(iqr))
+    return Timing(float(values[0]), float(values[1]))
 
 
 @_register("timing.spread", hint="timing.spread/hint")
 def _timing_spread(simple_timer_with_spread):
     _expect_callable(simple_timer_with_spread, "simple_timer_with_spread")
-    result, gpu = _time_with_a_simulated_gpu(simple_timer_with_spread)
+    result, gpu = _timing_simulated(simple_timer_with_spread)
     _timer_verdict(gpu)
     got = _timing_as_timing(result, "simple_timer_with_spread(fn, device)")
     median = _timing_pattern(statistics.median) + gpu.launch_seconds
@@ -121,12 +149,12 @@ def _timing_spread_on_this_machine(simple_timer_with_spread):
 @_register("timing.queued-timer", hint="timing.queued-timer/hint")
 def _timing_queued_timer(queued_timer):
     _expect_callable(queued_timer, "queued_timer")
-    result, gpu = _time_with_a_simulated_gpu(queued_timer)
+    result, gpu = _timing_simulated(queued_timer)
     _timer_verdict(gpu)
     timed = gpu.events[gpu.events.index("clock"):len(gpu.events) - gpu.events[::-1].index("clock")]
     if timed.count("sync") > 1:
         raise _Wrong("timing.queued-timer/waits-each", syncs=timed.count("sync"), calls=timed.count("work"))
-    _expect(result, (int, float), "queued_timer(fn, device)")
+    result = _timing_seconds(result, "queued_timer(fn, device)")
     per_call = _timing_pattern(statistics.mean)
     if 0.95 * per_call * timed.count("work") <= result <= 1.1 * per_call * timed.count("work"):
         raise _Wrong("timing.queued-timer/total", calls=timed.count("work"))
@@ -145,6 +173,7 @@ def _timing_queued_on_this_machine(queued_timer):
         def product(x=x):
             return x @ x
 
-        waited, queued = median_seconds(product, device, 0.05), queued_timer(product, device)
+        waited = median_seconds(product, device, 0.05)
+        queued = _timing_seconds(queued_timer(product, device), "queued_timer(fn, device)")
         rows.append(_say("timing.queued-timer/row", k=k, waited=format_seconds(waited), queued=format_seconds(queued)))
     return {"device": device, "rows": "\n".join(rows)}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tools.series import exercises_of, read
-from utils import _EXERCISES, check
+from utils import _EXERCISES, _has_kernels_for, check
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = {
@@ -46,9 +46,31 @@ def test_which_build_worked_answer_passes(capsys):
     "!pip install 'torch==2.13.0' --index-url=https://download.pytorch.org/whl/cu126/",
     "python -m pip install torch==2.13.* -i https://download.pytorch.org/whl/cu126",
     "pip3 install torch==2.13.0 torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cu126",
+    "%pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126",  # a notebook's magic
+    "pip install torch==2.13.0+cu126 --index-url https://download.pytorch.org/whl/cu126",  # the build pinned too
+    'pip install "torch == 2.13.0" --index-url https://download.pytorch.org/whl/cu126',
 ])
 def test_which_build_other_spellings_of_the_command_pass(capsys, command):
     assert said(capsys, "builds.which-build", BUILD | {"RTX 5090, driver 580": "cu132"}, command)[0]
+
+
+@pytest.mark.parametrize("written", [
+    {"V100, driver 580": "CU126"}, {"V100, driver 580": "12.6"}, {"V100, driver serving CUDA 12.2": "CUDA 12.6"},
+    {"V100, driver 580": 12.6}, {"RTX 5090, driver 580": "+cu132"}, {"RTX 5090, driver serving CUDA 12.2": "None"},
+])
+def test_which_build_accepts_a_build_written_as_its_cuda_version_or_in_upper_case(capsys, written):
+    ok, out = said(capsys, "builds.which-build", BUILD | written, COMMAND)
+    assert ok and "cu126 is the one build of 2.13 with code for a V100" in out
+
+
+def test_which_build_a_cuda_version_is_judged_as_its_build(capsys):
+    ok, out = said(capsys, "builds.which-build", BUILD | {"V100, driver serving CUDA 12.2": "CUDA 13.0"}, COMMAND)
+    assert not ok and "V100, driver serving CUDA 12.2: cu130 is a CUDA 13 build" in out
+
+
+def test_which_build_command_pinning_another_build_than_its_index_fails(capsys):
+    ok, out = said(capsys, "builds.which-build", BUILD, COMMAND.replace("==2.13.0", "==2.13.0+cu130"))
+    assert not ok and "command pins torch==2.13.0+cu130, the cu130 build, but the build for this case is cu126" in out
 
 
 def test_which_build_template_is_not_answered_yet(capsys):
@@ -81,9 +103,9 @@ def test_which_build_a_build_2_13_does_not_publish_fails(capsys):
     assert not ok and "cu128 is not a build of PyTorch 2.13" in out
 
 
-def test_which_build_a_cuda_version_instead_of_a_tag_gets_a_clear_message(capsys):
-    ok, out = said(capsys, "builds.which-build", BUILD | {"V100, driver 580": "12.6"}, COMMAND)
-    assert not ok and 'build["V100, driver 580"] is \'12.6\': write a build tag such as "cu126"' in out
+def test_which_build_an_arch_name_instead_of_a_tag_gets_a_clear_message(capsys):
+    ok, out = said(capsys, "builds.which-build", BUILD | {"V100, driver 580": "sm_70"}, COMMAND)
+    assert not ok and 'build["V100, driver 580"] is \'sm_70\': write a build tag such as "cu126"' in out
 
 
 def test_which_build_unpinned_command_fails(capsys):
@@ -109,6 +131,17 @@ def test_which_build_command_that_is_not_pip_fails(capsys):
 def test_arch_list_worked_answer_passes(capsys):
     ok, out = said(capsys, "builds.arch-list", FITS, "cu128")
     assert ok and "Only the RTX 5090 is left out" in out
+
+
+@pytest.mark.parametrize("oldest_build", ["CU128", "12.8", "CUDA 12.8", 12.8])
+def test_arch_list_accepts_fits_computed_and_the_build_written_as_its_cuda_version(capsys, oldest_build):
+    arch_list = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+    capabilities = {"GTX 1080": (6, 1), "RTX 4090": (8, 9), "H100": (9, 0), "RTX 5090": (12, 0)}
+    fits = {}
+    for gpu, capability in capabilities.items():  # a loop, and _has_kernels_for, as the exercise allows
+        fits[gpu] = _has_kernels_for(capability, arch_list)
+    ok, out = said(capsys, "builds.arch-list", fits, oldest_build)
+    assert ok and "Blackwell code starts with the cu128 builds" in out
 
 
 def test_arch_list_template_is_not_answered_yet(capsys):
@@ -177,6 +210,22 @@ def test_found_version_cu118_is_the_wrong_fix(capsys):
     assert not ok and "cu118 has no code for Blackwell either" in out
 
 
-def test_found_version_a_float_instead_of_text_gets_a_clear_message(capsys):
-    ok, out = said(capsys, "builds.found-version", 12.4, 13, "a")
-    assert not ok and "driver_serves should be a str, but it is a float." in out
+@pytest.mark.parametrize(("driver_serves", "pip_installed", "fix"), [
+    (12.4, 13, "a"), ("CUDA 12.4", 13, "A"), (" 12.4 ", 13.0, "a)"), ("12.4", "13", "a."),
+])
+def test_found_version_accepts_the_answers_as_numbers_or_text_as_a_learner_writes_them(
+        capsys, driver_serves, pip_installed, fix):
+    ok, out = said(capsys, "builds.found-version", driver_serves, pip_installed, fix)
+    assert ok and "The driver serves CUDA 12.4" in out
+
+
+def test_found_version_the_number_from_the_message_as_it_is_fails_with_how_it_is_written(capsys):
+    ok, out = said(capsys, "builds.found-version", 12040, 13, "a")
+    assert not ok and 'driver_serves is "12040": in the message the driver\'s CUDA version is written' in out
+
+
+def test_found_version_answers_of_the_wrong_type_get_a_clear_message(capsys):
+    ok, out = said(capsys, "builds.found-version", ["12.4"], 13, "a")
+    assert not ok and "driver_serves should be a str, but it is a list." in out
+    ok, out = said(capsys, "builds.found-version", "12.4", 13.5, "a")
+    assert not ok and "pip_installed should be an int, but it is a float." in out

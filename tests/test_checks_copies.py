@@ -72,10 +72,15 @@ RIGHT = {"t.shape": False, "len(t)": False, "t.sum()": False, "t.item()": True,
          "print(t)": True, "t.tolist()": True, "t.device": False}
 
 
-def test_which_copy_accepts_the_right_answers_and_names_the_wrong_ones(capsys):
+def test_which_copy_accepts_the_right_answers_and_counts_the_wrong_ones_without_naming_them(capsys):
     assert check("copies.which-copy", dict(RIGHT)) is True
+    assert check("copies.which-copy", {k: RIGHT[k] for k in reversed(RIGHT)}) is True  # any order of keys
     assert check("copies.which-copy", RIGHT | {"t.sum()": True, "t.shape": True}) is False
-    assert "wrong answers: 2 of 7. Look again at: t.shape, t.sum()" in said(capsys)
+    out = said(capsys)
+    assert "2 of the 7 answers are not right yet: 2 where you said the call copies and 0 where" in out
+    assert not any(name in out for name in RIGHT)  # naming a key of a true/false table gives its answer away
+    assert check("copies.which-copy", RIGHT | {"t.item()": False}) is False
+    assert "1 of the 7 answers are not right yet: 0 where you said the call copies and 1 where" in said(capsys)
     assert check("copies.which-copy", {"t.item()": True}) is False
     assert "lacks an answer for: len(t), print(t)" in said(capsys)
     assert check("copies.which-copy", RIGHT | {"t.item()": "yes"}) is False
@@ -85,6 +90,14 @@ def test_which_copy_accepts_the_right_answers_and_names_the_wrong_ones(capsys):
 def test_to_numpy_works_for_cpu_gpu_and_gradient_tensors(capsys):
     assert check("copies.to-numpy", lambda t: t.detach().cpu().numpy()) is True
     assert check("copies.to-numpy", lambda t: t.cpu().detach().numpy()) is True
+    assert check("copies.to-numpy", lambda t: t.numpy(force=True)) is True
+    assert check("copies.to-numpy", lambda t: np.asarray(t.detach().to("cpu"))) is True
+
+
+def test_to_numpy_accepts_the_values_copied_out_by_tolist_as_on_a_cuda_gpu(capsys):
+    # A CUDA tensor's tolist() copies its values to the host; it was refused once, for a false reason.
+    assert check("copies.to-numpy", lambda t: np.array(t.tolist())) is True
+    assert check("copies.to-numpy", lambda t: np.array([x.item() for x in t])) is True
 
 
 def test_to_numpy_catches_a_tensor_left_on_the_gpu_and_a_kept_gradient(capsys):

@@ -98,6 +98,26 @@ def steps_twice(model, optimizer, inputs, labels):
     optimizer.step()
 
 
+def reversed_order(model, optimizer, inputs, labels):
+    optimizer.zero_grad()
+    xs, ys = inputs.chunk(2), labels.chunk(2)
+    loss(model, xs[0], ys[0]).backward()  # the all-reduce carries only this half
+    with model.no_sync():
+        loss(model, xs[1], ys[1]).backward()
+    optimizer.step()
+
+
+def any_number_of_micro_batches(model, optimizer, inputs, labels, k=2):
+    """Another right form: a loop over k micro-batches, all but the last inside no_sync()."""
+    import contextlib
+
+    optimizer.zero_grad(set_to_none=False)
+    for i, (x, y) in enumerate(zip(inputs.split(len(inputs) // k), labels.split(len(labels) // k), strict=True)):
+        with model.no_sync() if i < k - 1 else contextlib.nullcontext():
+            (nn.functional.cross_entropy(model(x), y) / k).backward()
+    optimizer.step()
+
+
 COUNTS = {"with no_sync": 1, "without": 2}
 
 
@@ -122,6 +142,16 @@ def test_no_sync_catches_a_step_that_all_reduces_every_micro_batch(capsys):
     assert "the weights are right, but your step made 2 all-reduces" in said(capsys)
     assert check("ddp.no-sync", forward_outside, dict(COUNTS)) is False
     assert "run the first micro-batch's forward AND backward inside the block" in said(capsys)
+
+
+def test_no_sync_accepts_a_loop_over_micro_batches_with_a_null_context(capsys):
+    assert check("ddp.no-sync", any_number_of_micro_batches, dict(COUNTS)) is True
+
+
+def test_no_sync_catches_the_reversed_order_whose_all_reduce_carries_half_the_gradient(capsys):
+    # One process cannot tell it apart by the weights: the all-reduce of one process changes nothing.
+    assert check("ddp.no-sync", reversed_order, dict(COUNTS)) is False
+    assert "it carried only the first micro-batch's gradient" in said(capsys)
 
 
 def test_no_sync_catches_a_step_that_never_all_reduces(capsys):

@@ -6,12 +6,15 @@ and the less-work check gets Timings the test writes. The same on every machine.
 from __future__ import annotations
 
 import copy
+import datetime
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
+from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
 from utils import Timing, check
@@ -47,6 +50,15 @@ def test_hang_accepts_the_failed_launch_and_prints_what_rank_0_said(capsys, ende
     out = said(capsys)
     assert "launch raised RuntimeError after 9.4 s" in out and "Timed out waiting 5000ms" in out
     assert check("ddp-practice.hang", failed_launch(ended), 9.4, [str(p) for p in ended]) is True  # as read
+
+
+def test_hang_accepts_the_pids_as_a_set_or_in_any_order_and_seconds_as_numpy_or_a_timedelta(capsys, ended):
+    error = failed_launch(ended)
+    assert check("ddp-practice.hang", error, 9.4, set(ended)) is True  # set(re.findall(...))
+    assert check("ddp-practice.hang", error, 9, tuple(reversed(ended))) is True
+    assert check("ddp-practice.hang", error, np.float32(9.4), [np.int64(p) for p in ended]) is True
+    assert check("ddp-practice.hang", error, datetime.timedelta(seconds=9.4), [f" {p}" for p in ended]) is True
+    assert "launch raised RuntimeError after 9.4 s" in said(capsys)
 
 
 def test_hang_wants_the_exception_itself_not_its_text_or_nothing(capsys, ended):
@@ -101,6 +113,37 @@ def test_load_anywhere_accepts_a_copy_that_is_renamed_and_a_new_dictionary(capsy
     assert check("ddp-practice.load-anywhere", new_dictionary) is True
 
 
+def load_a_deep_copy(model, state):
+    """Another right answer: a deep copy (which keeps _metadata, and copies the tensors too)."""
+    state = copy.deepcopy(state)
+    consume_prefix_in_state_dict_if_present(state, "module.")
+    model.load_state_dict(state)
+
+
+def load_through_a_wrapper(model, state):
+    """Another right answer: where every name has the prefix, load through a module that holds the model
+    as `module`, as DDP does."""
+    if all(name.startswith("module.") for name in state):
+        wrapper = nn.Module()
+        wrapper.module = model
+        return wrapper.load_state_dict(state)
+    return model.load_state_dict(state)
+
+
+def load_or_strip(model, state):
+    """Another right answer: try the names as they are, and strip the prefix where loading refuses them."""
+    try:
+        return model.load_state_dict(state)
+    except RuntimeError:
+        return model.load_state_dict({k.replace("module.", "", 1): v for k, v in state.items()})
+
+
+@pytest.mark.parametrize("answer", [load_a_deep_copy, load_through_a_wrapper, load_or_strip])
+def test_load_anywhere_written_other_ways_passes(capsys, answer):
+    assert check("ddp-practice.load-anywhere", answer) is True
+    assert "All three load the same weights" in said(capsys)
+
+
 def test_load_anywhere_catches_a_load_that_changes_the_callers_dictionary(capsys):
     def in_place(model, state):
         consume_prefix_in_state_dict_if_present(state, "module.")
@@ -149,6 +192,21 @@ def test_less_work_accepts_the_small_job_and_prints_the_readers_times(capsys):
     assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "a") is True
     assert "one after the other 60.0 ms (IQR 2.00 ms), at the same time 75.0 ms" in said(capsys)
     assert check("ddp-practice.less-work", make_small_job, 0.06, 0.9, " A ") is True  # seconds, a slow machine
+
+
+def test_less_work_accepts_a_job_written_another_way_and_seconds_as_an_int_or_numpy(capsys):
+    def another_job():
+        a = torch.randn(32, 32) / 32**0.5
+        def job():
+            b, i = a, 0
+            while i < 3000:
+                b = torch.mm(b, b).tanh()
+                i += 1
+        return job
+
+    assert check("ddp-practice.less-work", another_job, SEQUENTIAL, PARALLEL, "a)") is True
+    assert check("ddp-practice.less-work", make_small_job, 1, np.float32(1.2), "a") is True
+    assert "one after the other 1.00 s, at the same time 1.20 s" in said(capsys)
 
 
 def test_less_work_catches_a_job_of_the_wrong_size_or_length(capsys):

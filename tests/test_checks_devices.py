@@ -12,8 +12,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+import utils
 from tools.series import exercises_of, read
-from utils import _EXERCISES, check
+from utils import _EXERCISES, check, try_all_gpus
 
 ROOT = Path(__file__).resolve().parent.parent
 MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
@@ -94,6 +95,14 @@ def test_predictions_accept_torch_devices_as_well_as_text(capsys, machine):
     assert said(capsys, "devices.predict-helpers", PREDICTED | {"this machine": here})[0]
 
 
+def test_predictions_accept_device_names_in_upper_case_with_spaces_and_lists_as_tuples(capsys, machine):
+    machine("cpu-only")
+    shouted = {machine_: (a.upper(), f" {b.upper()} ", tuple(d.upper().replace(":", ": ") for d in c))
+               for machine_, (a, b, c) in PREDICTED.items()}
+    ok, out = said(capsys, "devices.predict-helpers", shouted)
+    assert ok and "try_gpu() is cpu" in out
+
+
 def test_predictions_template_is_not_answered_yet(capsys):
     ok, out = said(capsys, "devices.predict-helpers", {m: (..., ..., [...]) for m in PREDICTED})
     assert not ok and "Not answered yet" in out
@@ -133,6 +142,50 @@ def test_predictions_of_two_values_instead_of_three_fail(capsys, machine):
 def test_same_place_worked_answer_passes_on_every_simulated_machine(capsys, machine, name):
     machine(name)
     assert said(capsys, "devices.same-place", same_place)[0]
+
+
+def same_place_as_text(a, b):
+    """Another right answer: each device as its name, the index filled in, compared as text."""
+    def name(d):
+        if d.index is None and d.type == "cuda" and torch.cuda.is_available():
+            return f"cuda:{torch.cuda.current_device()}"
+        if d.index is None and d.type == "mps":
+            return "mps:0"
+        return str(d)
+
+    return name(a) == name(b)
+
+
+def same_place_asking_forgiveness(a, b):
+    """Another right answer: ask for the current GPU, and keep a bare cuda as it is where that raises."""
+    def resolve(d):
+        if d.type == "cuda" and d.index is None:
+            try:
+                return torch.device("cuda", torch.cuda.current_device())
+            except (RuntimeError, AssertionError):
+                return d
+        return torch.device("mps:0") if d.type == "mps" and d.index is None else d
+
+    return resolve(a) == resolve(b)
+
+
+def same_place_with_torch_accelerator(a, b):
+    """Another right answer: the device-generic torch.accelerator API, and a tuple of type and index."""
+    def key(d):
+        if d.index is not None:
+            return d.type, d.index
+        if d.type == "cuda" and torch.accelerator.is_available():
+            return d.type, torch.accelerator.current_device_index()
+        return d.type, 0 if d.type == "mps" else None
+
+    return key(a) == key(b)
+
+
+@pytest.mark.parametrize("answer", [same_place_as_text, same_place_asking_forgiveness,
+                                    same_place_with_torch_accelerator])
+def test_same_place_written_other_ways_passes(capsys, answer):
+    ok, out = said(capsys, "devices.same-place", answer)
+    assert ok and "same_place finds the current GPU behind a bare cuda" in out
 
 
 def test_same_place_with_equality_fails_on_a_bare_cuda(capsys):
@@ -191,6 +244,11 @@ def test_never_empty_sums_as_tensors_pass(capsys):
     assert said(capsys, "devices.never-empty", lambda ds: [torch.ones(3, device=d).sum() for d in ds], "b")[0]
 
 
+@pytest.mark.parametrize("why", ["B", " b ", "b)", "b."])
+def test_never_empty_accepts_the_letter_b_as_a_learner_writes_it(capsys, why):
+    assert said(capsys, "devices.never-empty", sum_on_each, why)[0]
+
+
 def test_never_empty_loop_that_raises_is_the_wrong_reason(capsys):
     ok, out = said(capsys, "devices.never-empty", sum_on_each, "a")
     assert not ok and "a for loop over an empty list raises nothing" in out
@@ -227,6 +285,41 @@ def test_gpu_memory_worked_answer_passes_on_every_simulated_machine(capsys, simu
     expected = {"cpu-only": "{}", "apple-mps": "{}", "one-cuda-gpu": '{"cuda:0": 16.0}',
                 "two-cuda-gpus": '{"cuda:0": 16.0, "cuda:1": 16.0}'}[name]
     assert ok and f"On this machine gpu_memory_gib() returns {expected}." in out
+
+
+def gpu_memory_by_device():
+    """Another right answer: the CUDA devices of try_all_gpus(), as torch.device keys."""
+    return {d: torch.cuda.get_device_properties(d).total_memory / 2**30 for d in try_all_gpus() if d.type == "cuda"}
+
+
+def gpu_memory_from_mem_get_info():
+    """Another right answer: a loop, torch.cuda.mem_get_info's total, and 1024**3 for a GiB."""
+    found = {}
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            _free, total = torch.cuda.mem_get_info(i)
+            found[f"cuda:{i}"] = total / 1024**3
+    return found
+
+
+def gpu_memory_with_torch_accelerator():
+    """Another right answer: torch.accelerator says whether this is a usable CUDA machine."""
+    accelerator = torch.accelerator.current_accelerator(check_available=True)
+    n_cuda = torch.accelerator.device_count() if accelerator is not None and accelerator.type == "cuda" else 0
+    return {f"cuda:{i}": torch.cuda.get_device_properties(i).total_memory / 2**30 for i in range(n_cuda)}
+
+
+@pytest.mark.parametrize("answer", [gpu_memory_by_device, gpu_memory_from_mem_get_info,
+                                    gpu_memory_with_torch_accelerator])
+def test_gpu_memory_written_other_ways_passes(capsys, answer):
+    ok, out = said(capsys, "devices.gpu-memory", answer)
+    assert ok and "On this machine gpu_memory_gib() returns {" in out
+
+
+def test_gpu_memory_keyed_by_torch_device_names_the_gpus_as_text_when_right(capsys, simulated):
+    simulated("two-cuda-gpus")
+    ok, out = said(capsys, "devices.gpu-memory", gpu_memory_by_device)
+    assert ok and 'returns {"cuda:0": 16.0, "cuda:1": 16.0}.' in out
 
 
 def test_gpu_memory_template_is_not_answered_yet(capsys):
@@ -276,3 +369,11 @@ def test_gpu_memory_checks_leave_torch_cuda_as_they_found_it(capsys):
     said(capsys, "devices.gpu-memory", gpu_memory_gib)
     said(capsys, "devices.same-place", lambda a, b: a == b)
     assert (torch.cuda.is_available, torch.cuda.device_count, torch.cuda.get_device_properties) == before
+
+
+def test_a_driver_too_old_for_the_build_raises_pytorchs_too_old_words_not_no_driver():
+    with utils._devices_simulated(n_cuda=1, usable=False), pytest.raises(RuntimeError) as raised:
+        torch.cuda.current_device()
+    assert str(raised.value).startswith("The NVIDIA driver on your system is too old (found version 11040)")
+    with utils._devices_simulated(n_cuda=0), pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
+        torch.cuda.current_device()

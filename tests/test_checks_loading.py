@@ -178,3 +178,18 @@ def test_workers_replaces_a_step_time_split_the_notebook_defined_itself(capsys):
     assert check("loading.workers", namespace["per_step"], False) is False
     assert "Divide by batches - 1" in said(capsys)  # caught against the stand-in, not run for real
     assert namespace["step_time_split"].__module__ == "lesson"
+
+
+@pytest.mark.parametrize(("measured", "says", "never"), [
+    # The learner's table from a busy CPU: the waiting fell, the computing doubled.
+    ({0: (0.0201, 2.98e-3), 4: (0.0052, 6.61e-3)},
+     ["The waiting fell from 20.1 ms to 5.20 ms", "The computing rose from 2.98 ms to 6.61 ms"], "stayed"),
+    ({0: (0.0201, 3.0e-3), 4: (0.0050, 3.1e-3)},
+     ["The waiting fell", "The computing stayed about the same (3.00 ms, then 3.10 ms)"], "rose"),
+    ({0: (0.0201, 3.0e-3), 4: (0.0190, 2.0e-3)},
+     ["The waiting did not fall much", "The computing fell"], "The waiting fell"),
+])
+def test_workers_right_message_says_only_what_the_learners_numbers_show(measured, says, never):
+    seen = utils._loading_seen(measured)
+    assert all(s in seen for s in says), seen
+    assert never not in seen

@@ -105,9 +105,17 @@ def fits(step, batch, device, budget_bytes):
     return device.type != "cpu" or needed <= budget_bytes
 
 
+def failed_before(low, start):
+    """The size halving tried just before ``low`` (start + 1 when start itself fitted)."""
+    high = start + 1 if low == start else start
+    while high // 2 > low:
+        high //= 2
+    return high
+
+
 def bisect(step, start, device, budget_bytes):
     low = largest_batch_that_fits(step, start, device, budget_bytes)
-    high = min(start + 1, 2 * low)
+    high = failed_before(low, start)
     while high - low > 1:
         mid = (low + high) // 2
         if fits(step, mid, device, budget_bytes):
@@ -115,6 +123,39 @@ def bisect(step, start, device, budget_bytes):
         else:
             high = mid
     return low
+
+
+def bisect_recursive(step, start, device, budget_bytes, low=None, high=None):
+    """Another right form: remember the last failure while halving, then bisect by recursion."""
+    if low is None:
+        high, low = start + 1, start
+        while low >= 1 and not fits(step, low, device, budget_bytes):
+            high, low = low, low // 2
+    if high - low <= 1:
+        return low
+    mid = (low + high) // 2
+    if fits(step, mid, device, budget_bytes):
+        return bisect_recursive(step, start, device, budget_bytes, mid, high)
+    return bisect_recursive(step, start, device, budget_bytes, low, mid)
+
+
+def bisect_twice_the_fit(step, start, device, budget_bytes):
+    """The old hint's reading: twice what halving found failed. From 101 halving finds 50; 100 fits."""
+    low = largest_batch_that_fits(step, start, device, budget_bytes)
+    high = min(start + 1, 2 * low)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(step, mid, device, budget_bytes) else (low, mid)
+    return low
+
+
+def one_past(step, start, device, budget_bytes):
+    return bisect(step, start, device, budget_bytes) + 1
+
+
+def one_short(step, start, device, budget_bytes):
+    found = bisect(step, start, device, budget_bytes)
+    return found - 1 if found > start // 2 else found
 
 
 def bisect_past_start(step, start, device, budget_bytes):
@@ -141,7 +182,7 @@ def swallows_every_error(step, start, device, budget_bytes):
             return False
 
     low = largest_batch_that_fits(step, start, device, budget_bytes)
-    high = min(start + 1, 2 * low)
+    high = failed_before(low, start)
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (mid, high) if fits_anyway(mid) else (low, mid)
@@ -159,7 +200,7 @@ def ignores_the_count(step, start, device, budget_bytes):
         return True
 
     low = largest_batch_that_fits(step, start, device, budget_bytes)
-    high = min(start + 1, 2 * low)
+    high = failed_before(low, start)
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (mid, high) if fits_if_no_error(mid) else (low, mid)
@@ -168,7 +209,7 @@ def ignores_the_count(step, start, device, budget_bytes):
 
 def lets_out_of_memory_through(step, start, device, budget_bytes):
     low = largest_batch_that_fits(step, start, device, budget_bytes)
-    high = min(start + 1, 2 * low)
+    high = failed_before(low, start)
     while high - low > 1:
         mid = (low + high) // 2
         needed = step(mid)
@@ -181,6 +222,22 @@ def test_bisect_accepts_halving_then_bisection_on_every_machine(machine, capsys,
     machine(name)
     assert check("oom.bisect", bisect) is True
     assert "halving finds 2048; your bisection finds 3276, the most that fit" in said(capsys)
+
+
+def test_bisect_accepts_a_recursive_search_that_remembers_the_last_failure(capsys):
+    assert check("oom.bisect", bisect_recursive) is True
+
+
+def test_bisect_rejects_twice_the_fit_taken_for_the_failure(capsys):
+    assert check("oom.bisect", bisect_twice_the_fit) is False
+    assert "started at 101, largest_batch_bisect returned 99, not 100" in said(capsys)
+
+
+def test_bisect_says_off_by_one_instead_of_the_generic_messages(capsys):
+    assert check("oom.bisect", one_past) is False
+    assert "returned 3277, one too many: 3277 samples of 5 KiB do not fit in 16 MiB, 3276 do" in said(capsys)
+    assert check("oom.bisect", one_short) is False
+    assert "returned 3275, one too few: 3276 samples of 5 KiB fit in 16 MiB too" in said(capsys)
 
 
 def test_bisect_rejects_halving_alone_and_a_search_past_start(capsys):

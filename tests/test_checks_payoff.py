@@ -11,6 +11,7 @@ and done for real on this machine's CPU in one test per check.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -68,6 +69,30 @@ def test_crossover_accepts_the_smallest_size_from_which_the_gpu_stays_clearly_ah
     assert "crossover decides every made-up case right. (measured)" in said(capsys)
 
 
+def crossover_from_the_largest_size_down(on_cpu, on_gpu):
+    """Another right answer: walk down from the largest size while the GPU stays ahead, Timings unpacked."""
+    found = None
+    for n in sorted(on_cpu, reverse=True):
+        (cpu_median, cpu_iqr), (gpu_median, gpu_iqr) = on_cpu[n], on_gpu[n]
+        if not gpu_median + gpu_iqr < cpu_median - cpu_iqr:
+            break
+        found = n
+    return found
+
+
+def crossover_with_numpy(on_cpu, on_gpu):
+    """Another right answer: NumPy arrays, so the size it returns is a NumPy integer."""
+    sizes = np.array(sorted(on_cpu))
+    ahead = np.array([clearly_ahead(on_cpu[n], on_gpu[n]) for n in sizes])
+    return next((sizes[k] for k in range(len(sizes)) if ahead[k:].all()), None)
+
+
+@pytest.mark.parametrize("answer", [crossover_from_the_largest_size_down, crossover_with_numpy])
+def test_crossover_written_other_ways_passes(stub_real_runs, capsys, answer):
+    assert check("payoff.crossover", answer) is True
+    assert "crossover decides every made-up case right" in said(capsys)
+
+
 def test_crossover_rejects_medians_compared_without_their_spreads(stub_real_runs, capsys):
     assert check("payoff.crossover", medians_only) is False
     assert "at n = 128 the GPU's median is the smaller, but the two are closer than their spreads" in said(capsys)
@@ -104,6 +129,21 @@ def test_peaks_accepts_the_peak_that_applies_in_each_case(machine, stub_real_run
     assert "Each case names the peak that applies" in said(capsys)
 
 
+def test_peaks_accepts_dtypes_short_names_and_none_as_text(stub_real_runs, capsys):
+    written = {"float32 on an A100, TF32 off": torch.float32, "float32 on an A100, TF32 on": " tf32 ",
+               "float32 on a T4, TF32 on": "FP32", "float16 on a T4": "half", "float16 on a CPU": "None"}
+    assert check("payoff.peaks", written) is True
+    assert check("payoff.peaks", PEAKS | {"float16 on a T4": torch.float16}) is True
+    assert check("payoff.peaks", PEAKS | {"float16 on a T4": "fp16"}) is True
+    assert "Each case names the peak that applies" in said(capsys)
+
+
+def test_peaks_judges_a_dtype_or_a_short_name_by_the_peak_it_names(stub_real_runs, capsys):
+    written = PEAKS | {"float32 on a T4, TF32 on": "tf32", "float16 on a CPU": torch.float16}
+    assert check("payoff.peaks", written) is False
+    assert 'wrong answers: 2 of 5. Look again at: "float32 on a T4, TF32 on", "float16 on a CPU"' in said(capsys)
+
+
 def test_peaks_names_the_cases_it_gets_wrong(stub_real_runs, capsys):
     assert check("payoff.peaks", PEAKS | {"float32 on a T4, TF32 on": "TF32", "float16 on a CPU": "float16"}) is False
     assert 'wrong answers: 2 of 5. Look again at: "float32 on a T4, TF32 on", "float16 on a CPU"' in said(capsys)
@@ -112,8 +152,8 @@ def test_peaks_names_the_cases_it_gets_wrong(stub_real_runs, capsys):
 def test_peaks_rejects_a_missing_case_an_unknown_peak_and_a_list(stub_real_runs, capsys):
     assert check("payoff.peaks", {"float16 on a T4": "float16"}) is False
     assert 'peak_for lacks an answer for: "float32 on an A100, TF32 off"' in said(capsys)
-    assert check("payoff.peaks", PEAKS | {"float16 on a T4": "fp16"}) is False
-    assert "peak_for[\"float16 on a T4\"] is 'fp16': answer \"float32\", \"TF32\" or \"float16\"" in said(capsys)
+    assert check("payoff.peaks", PEAKS | {"float16 on a T4": "bfloat16"}) is False
+    assert "peak_for[\"float16 on a T4\"] is 'bfloat16': answer \"float32\", \"TF32\" or \"float16\"" in said(capsys)
     assert check("payoff.peaks", list(PEAKS.values())) is False
     assert "peak_for should be a dict, but it is a list" in said(capsys)
 
@@ -169,9 +209,72 @@ def test_copy_every_accepts_one_copy_per_group_of_k_steps(machine, stub_real_run
     assert "log_every logs every norm and copies once per group of k steps" in said(capsys)
 
 
+def log_every_into_a_buffer(m, k, steps=1000):
+    """Another right answer: the norms written into a tensor on m's device, a slice copied per group."""
+    norms = torch.empty(steps, device=m.device)
+    log = []
+    for step in range(steps):
+        norms[step] = torch.linalg.norm(m @ m)
+        if (step + 1) % k == 0 or step + 1 == steps:
+            log += norms[len(log):step + 1].tolist()
+    return log
+
+
+def log_every_by_groups(m, k, steps=1000):
+    """Another right answer: a loop over the groups, each copied with .cpu() and read as floats."""
+    log = []
+    for start in range(0, steps, k):
+        group = torch.stack([(m @ m).norm() for _ in range(min(k, steps - start))])
+        log.extend(float(v) for v in group.cpu())
+    return log
+
+
+def log_every_into_a_cpu_buffer_by_groups(m, k, steps=1000):
+    """Another right answer: each group written at once into a tensor on the CPU, read once at the end."""
+    norms, pending = torch.zeros(steps), []
+    for step in range(1, steps + 1):
+        pending.append(torch.linalg.matrix_norm(m @ m))
+        if step % k == 0 or step == steps:
+            norms[step - len(pending):step] = torch.stack(pending)  # one copy per group
+            pending = []
+    return norms.tolist()
+
+
+@pytest.mark.parametrize("answer", [log_every_into_a_buffer, log_every_by_groups,
+                                    log_every_into_a_cpu_buffer_by_groups])
+def test_copy_every_written_other_ways_passes(stub_real_runs, capsys, answer):
+    assert check("payoff.copy-every", answer) is True
+    assert "log_every logs every norm and copies once per group of k steps" in said(capsys)
+
+
 def test_copy_every_counts_a_copy_per_value_as_a_copy_every_step(stub_real_runs, capsys):
     assert check("payoff.copy-every", each_value_copied_alone) is False
     assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in said(capsys)
+
+
+def test_copy_every_counts_a_copy_per_step_out_of_a_buffer_made_on_the_device(stub_real_runs, capsys):
+    def item_of_the_buffer(m, k, steps=1000):
+        norms, log = torch.empty(steps, device=m.device), []
+        for step in range(steps):
+            norms[step] = torch.linalg.matrix_norm(m @ m)
+            log.append(norms[step].item())  # one copy per step, out of the buffer
+        return log
+
+    assert check("payoff.copy-every", item_of_the_buffer) is False
+    assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in said(capsys)
+
+
+def test_copy_every_counts_a_norm_written_into_a_cpu_tensor_at_every_step_as_a_copy(stub_real_runs, capsys):
+    def cpu_buffer_every_step(m, k, steps=1000):
+        norms = torch.zeros(steps)  # on the CPU: each write below copies a norm across
+        for step in range(steps):
+            norms[step] = torch.linalg.matrix_norm(m @ m)
+        return norms.tolist()
+
+    assert check("payoff.copy-every", cpu_buffer_every_step) is False
+    out = said(capsys)
+    assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in out
+    assert "every write of a value into a CPU tensor" in out
 
 
 def test_copy_every_rejects_lost_last_steps_tensors_and_wrong_values(stub_real_runs, capsys):
@@ -188,3 +291,18 @@ def test_copy_every_times_the_learners_log_for_real_on_this_machines_cpu(machine
     assert check("payoff.copy-every", log_every) is True
     out = said(capsys)
     assert "On this machine (cpu), 250 steps:" in out and "copy every  100 steps:" in out
+
+
+def test_copy_every_rejects_numpy_which_fails_on_a_gpu_and_takes_numpy_force(stub_real_runs, capsys):
+    def by_numpy(m, k, steps=1000, force=False):
+        log, pending = [], []
+        for step in range(1, steps + 1):
+            pending.append(torch.linalg.matrix_norm(m @ m))
+            if step % k == 0 or step == steps:
+                log += torch.stack(pending).numpy(force=force).tolist()
+                pending = []
+        return log
+
+    assert check("payoff.copy-every", by_numpy) is False
+    assert "can't convert cuda:0 device type tensor to numpy" in said(capsys)
+    assert check("payoff.copy-every", lambda m, k, steps=1000: by_numpy(m, k, steps, force=True)) is True

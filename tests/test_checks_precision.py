@@ -5,6 +5,9 @@ tensor "on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`). No GP
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -48,6 +51,66 @@ def test_bf16_vs_fp16_accepts_a_scaler_for_float16_only_and_prints_the_three_tim
     out = said(capsys)
     assert "Your steps on cpu:" in out
     assert all(label in out for label in ("float32", "float16 autocast", "bfloat16 autocast"))
+
+
+def step_of_its_own(dtype):
+    """Another right answer: its own loop with torch.autocast, and one GradScaler for every dtype,
+    enabled only for float16 (a disabled scaler hands the loss back as it is)."""
+    model, (inputs, targets) = make_model(), make_data()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    scaler = torch.amp.GradScaler("cpu", enabled=dtype == torch.float16)
+
+    def step():
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=dtype or torch.float32, enabled=dtype is not None):
+            loss = nn.functional.cross_entropy(model(inputs), targets)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        return loss.detach()
+
+    return step
+
+
+def test_bf16_vs_fp16_accepts_a_scaler_made_for_every_dtype_but_enabled_for_float16_only(machine, capsys):
+    machine("cpu-only")
+    assert check("precision.bf16-vs-fp16", step_of_its_own, dict(RIGHT_WHICH)) is True
+    assert "Your steps on cpu:" in said(capsys)
+
+
+def test_bf16_vs_fp16_accepts_a_step_that_returns_the_loss_as_a_number_and_letters_in_upper_case(machine, capsys):
+    def as_a_number(dtype):
+        step = make_step(dtype)
+        return lambda: step().item()
+
+    machine("cpu-only")
+    assert check("precision.bf16-vs-fp16", as_a_number, {k: f"{v.upper()})" for k, v in RIGHT_WHICH.items()}) is True
+    assert "Your steps on cpu:" in said(capsys)
+
+
+def test_bf16_vs_fp16_counts_a_cuda_scaler_that_a_machine_without_cuda_disables(machine, capsys):
+    def cuda_scaler(dtype):
+        model, (inputs, targets) = make_model(), make_data()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "CUDA is not available. Disabling."
+            scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
+        return lambda: training_step(model, inputs, targets, optimizer, dtype, scaler)
+
+    machine("cpu-only")
+    assert check("precision.bf16-vs-fp16", cuda_scaler, dict(RIGHT_WHICH)) is True  # on a GPU it would scale
+    assert "Your steps on cpu:" in said(capsys)
+
+
+def test_bf16_vs_fp16_rejects_float16_with_a_disabled_scaler_only(capsys):
+    def disabled_everywhere(dtype):
+        model, (inputs, targets) = make_model(), make_data()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        scaler = torch.amp.GradScaler("cpu", enabled=False)
+        return lambda: training_step(model, inputs, targets, optimizer, dtype, scaler)
+
+    assert check("precision.bf16-vs-fp16", disabled_everywhere, dict(RIGHT_WHICH)) is False
+    assert "the float16 step scales no loss" in said(capsys)
 
 
 def test_bf16_vs_fp16_rejects_float16_without_a_scaler_and_bfloat16_with_one(capsys):
@@ -108,9 +171,9 @@ def test_bf16_vs_fp16_skips_what_a_mac_cannot_run_but_not_on_a_cuda_machine(mach
 
 
 def test_bf16_vs_fp16_leaves_the_grad_scaler_as_it_was():
-    real = torch.amp.GradScaler.scale
+    real, real_init = torch.amp.GradScaler.scale, torch.amp.GradScaler.__init__
     check("precision.bf16-vs-fp16", lambda d: make_step(d, scaler_for=()), dict(RIGHT_WHICH))
-    assert torch.amp.GradScaler.scale is real
+    assert torch.amp.GradScaler.scale is real and torch.amp.GradScaler.__init__ is real_init
 
 
 # --- precision.underflow ------------------------------------------------------------------
@@ -125,6 +188,16 @@ def test_underflow_accepts_the_counts_and_the_scale_also_as_tensors(capsys):
     as_tensors = {"float16": (grads.half() == 0).sum(), "float16, scaled by 2**16": ((grads * 2**16).half() == 0).sum(),
                   "bfloat16": (grads.bfloat16() == 0).sum()}
     assert check("precision.underflow", as_tensors, 2.0**15) is True
+
+
+def test_underflow_accepts_numpy_counts_float_sums_and_a_scale_of_numpy_or_torch(capsys):
+    grads = torch.logspace(-10, 0, 1001)
+    numpy_counts = {"float16": (grads.half().numpy() == 0).sum(),  # a NumPy int64
+                    "float16, scaled by 2**16": np.count_nonzero((grads * 2**16).half().numpy() == 0),
+                    "bfloat16": (grads.bfloat16() == 0).float().sum()}  # a float tensor, 0.
+    assert check("precision.underflow", numpy_counts, np.int64(2) ** 15) is True
+    assert check("precision.underflow", RIGHT_ZEROS | {"float16": 248.0}, torch.tensor(2**15)) is True
+    assert "float16 turns 248 of the 1001 gradients into 0" in said(capsys)
 
 
 def test_underflow_tells_subnormals_and_rounding_from_zeros(capsys):
@@ -169,6 +242,21 @@ def test_small_model_checks_the_sizes_and_prints_both_timings(machine, capsys):
     out = said(capsys)
     assert "The model is 64 wide and the batch 64, all on cpu, where float32 took" in out
     assert "bfloat16 autocast" in out  # the CPU's autocast dtype
+
+
+def test_small_model_accepts_a_list_a_model_of_its_own_and_the_letter_as_written(machine, capsys):
+    def as_a_list():
+        model = nn.Sequential()  # a model built layer by layer, its data drawn with a generator
+        for _ in range(2):
+            model.append(nn.Linear(64, 64))
+            model.append(nn.ReLU())
+        model.append(nn.Linear(64, 10))
+        g = torch.Generator().manual_seed(1)
+        return [model, torch.randn(64, 64, generator=g), torch.randint(0, 10, (64,), generator=g)]
+
+    machine("cpu-only")
+    assert check("precision.small-model", as_a_list, " A) ") is True
+    assert "The model is 64 wide and the batch 64, all on cpu" in said(capsys)
 
 
 def test_small_model_catches_inputs_on_another_device_than_the_model(capsys):

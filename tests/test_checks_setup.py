@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 from tools.series import exercises_of, read
 from utils import _EXERCISES, check
@@ -43,6 +44,14 @@ def test_each_exercise_of_lesson_00_has_a_check_and_the_solutions_call_it():
 
 def test_kaggle_right_facts_and_prediction_pass(capsys):
     ok, out = said(capsys, "setup.kaggle-no-gpu", KAGGLE, "b")
+    assert ok and "switch a GPU on" in out
+
+
+def test_kaggle_facts_written_another_way_and_the_letter_in_upper_case_pass(capsys):
+    # another CUDA version of the build, the default mps_available written out, "B)" for b
+    facts = {"service": "Kaggle", "cuda_available": False, "mps_available": False, "driver_cuda": None,
+             "torch_cuda": "12.4"}
+    ok, out = said(capsys, "setup.kaggle-no-gpu", facts, "B)")
     assert ok and "switch a GPU on" in out
 
 
@@ -87,6 +96,23 @@ def test_old_driver_right_answers_pass_in_either_form_of_build(capsys):
     assert said(capsys, "setup.old-driver", LAB_SERVER | {"build of 2.7.1": "11.8", "newest release": "2.7.*"})[0]
 
 
+@pytest.mark.parametrize("answer", [
+    {"build of 2.7.1": "CUDA 11.8"}, {"build of 2.7.1": "+cu118"}, {"build of 2.7.1": 11.8},
+    {"build of 2.7.1": " CU118 "}, {"newest release": "torch==2.7.*"}, {"newest release": "PyTorch 2.7"},
+    {"newest release": 2.7}, {"newest release": "2.7.x"}, {"build of 2.13": "None"}, {"why": "A)"},
+])
+def test_old_driver_right_answers_pass_as_a_learner_writes_them(capsys, answer):
+    ok, out = said(capsys, "setup.old-driver", LAB_SERVER | answer)
+    assert ok and "PyTorch 2.7 is the newest release with one (cu118)" in out
+
+
+def test_old_driver_a_cuda_version_of_another_build_fails_as_that_build(capsys):
+    ok, out = said(capsys, "setup.old-driver", LAB_SERVER | {"build of 2.7.1": "CUDA 12.6"})
+    assert not ok and 'lab_server["build of 2.7.1"] is cu126, a CUDA 12 build' in out
+    ok, out = said(capsys, "setup.old-driver", LAB_SERVER | {"newest release": "torch==2.6.*"})
+    assert not ok and 'lab_server["newest release"] is "torch==2.6.*", but the advice offers another release' in out
+
+
 def test_old_driver_naming_a_cuda_12_build_of_2_13_fails(capsys):
     ok, out = said(capsys, "setup.old-driver", LAB_SERVER | {"build of 2.13": "cu126"})
     assert not ok and 'lab_server["build of 2.13"] is cu126, a build this driver cannot run' in out
@@ -110,6 +136,30 @@ def test_old_driver_missing_answer_is_named(capsys):
 
 def test_too_old_worked_answer_passes(capsys):
     ok, out = said(capsys, "setup.too-old", torch_too_old, version_advice)
+    assert ok and "version_advice returns None" in out
+
+
+def too_old_by_splitting(version):
+    """Another right answer: split on the dots, and compare a tuple of the first two numbers."""
+    major, minor = version.split(".")[:2]
+    return (int(major), int(minor)) < (2, 4)
+
+
+def too_old_by_torch_version(version):
+    """Another right answer: PyTorch's own version type, which compares with text."""
+    return torch.torch_version.TorchVersion(version) < "2.4"
+
+
+def too_old_in_two_steps(version):
+    """Another right answer: the major number first, then the minor one."""
+    major, minor = (int(x) for x in re.match(r"(\d+)\.(\d+)", version).groups())
+    return major < 2 or (major == 2 and minor < 4)
+
+
+@pytest.mark.parametrize("answer", [too_old_by_splitting, too_old_by_torch_version, too_old_in_two_steps])
+def test_too_old_written_other_ways_passes(capsys, answer):
+    advice = lambda v: "Update PyTorch to 2.4 or newer." if answer(v) else None  # noqa: E731
+    ok, out = said(capsys, "setup.too-old", answer, advice)
     assert ok and "version_advice returns None" in out
 
 

@@ -182,10 +182,12 @@ def test_describe_catches_torch_size_a_torch_prefix_and_other_wording(capsys):
     assert "it should give 'shape (2, 3), float32, on cpu'" in said(capsys)
 
 
-def test_describe_catches_printing_instead_of_returning_and_reading_the_values(capsys):
+def test_describe_catches_printing_instead_of_returning_and_numpy_on_a_gpu_but_takes_tolist(capsys):
     assert check("tensors.describe", lambda t: print(describe(t))) is False
     assert "describe returns a NoneType for a 2 × 3 float32 matrix on the CPU, not a str" in said(capsys)
-    assert check("tensors.describe", lambda t: t.tolist() and describe(t)) is False  # values leave a GPU
+    # Reading the values copies them off a GPU, as CUDA's tolist() does: slower, but right.
+    assert check("tensors.describe", lambda t: t.tolist() is not None and describe(t)) is True
+    assert check("tensors.describe", lambda t: t.numpy() is not None and describe(t)) is False
     assert "your code raised TypeError: can't convert cuda:0 device type tensor to numpy" in said(capsys)
 
     def template(t):

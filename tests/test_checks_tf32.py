@@ -5,12 +5,16 @@ stands for what the GPU would give. No GPU is needed."""
 
 from __future__ import annotations
 
+import os
+import re
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from tools.series import NOTEBOOKS, read
 from utils import check, training_step
 
 
@@ -119,12 +123,41 @@ def test_chunked_sum_accepts_a_python_loop_over_the_chunks():
 @pytest.mark.parametrize(("answer", "printed"), [
     (lambda v, c: float(np.cumsum(v.numpy(), dtype=np.float32)[-1]), "the 1s were lost, as in one running total"),
     (lambda v, c: float(np.cumsum(v.view(-1, c).sum(dim=1).numpy(), dtype=np.float64)[-1]),
-     "a Python float is float64, more precise than the exercise asks"),
+     "Your total kept more digits: a Python float is float64"),
+    (lambda v, c: torch.cumsum(v.view(-1, c).sum(dim=1), 0)[-1],
+     "torch.cumsum on the CPU keeps its running total in float64 too"),
     (lambda v, c: float(v.view(-1, c).sum(dim=1).sum()), "(torch.sum adds pairwise.)"),
 ])
 def test_chunked_sum_catches_one_running_total_float64_and_a_pairwise_sum(capsys, answer, printed):
     assert check("tf32.chunked-sum", answer, 100_000, "a") is False
     assert printed in said(capsys)
+
+
+def test_chunked_sum_accepts_a_float32_tensor_loop_and_a_numpy_float32_loop():
+    def tensor_loop(v, chunk):
+        total = torch.tensor(0.0)
+        for s in v.view(-1, chunk).sum(dim=1):
+            total = total + s
+        return total
+
+    def numpy_loop(v, chunk):
+        total = np.float32(0)
+        for s in v.view(-1, chunk).sum(dim=1).numpy():
+            total = np.float32(total + s)
+        return total
+
+    assert check("tf32.chunked-sum", tensor_loop, 100_000.0, " A ") is True
+    assert check("tf32.chunked-sum", numpy_loop, 100_000, "a)") is True
+
+
+def test_chunked_sum_says_why_a_float64_total_of_the_chunk_sums_differs(capsys):
+    def float64_past_the_small_cases(v, chunk):  # a float32 total for the small cases only
+        sums = v.view(-1, chunk).sum(dim=1)
+        return chunked_sum(v, chunk) if len(v) < 10 else torch.cumsum(sums, 0)[-1]
+
+    assert check("tf32.chunked-sum", float64_past_the_small_cases, 100_000, "a") is False
+    out = said(capsys)
+    assert "what adding the chunk sums in float64 gives" in out and "torch.cumsum on the CPU" in out
 
 
 @pytest.mark.parametrize(("most_accurate", "why", "printed"), [
@@ -191,3 +224,87 @@ def test_repeatable_catches_a_list_and_a_run_that_does_not_learn(capsys):
     assert "should return the 10 losses as one tensor (torch.stack(losses)), but it returns list" in said(capsys)
     assert check("tf32.repeatable", lambda where: train(where, lr=0.0)) is False
     assert "the model does not learn" in said(capsys)
+
+
+CUBLAS_ERROR = (
+    "Deterministic behavior was enabled with either `torch.use_deterministic_algorithms(True)` or "
+    "`at::Context::setDeterministicAlgorithms(true)`, but this operation is not deterministic because it uses "
+    "CuBLAS and you have CUDA >= 10.2. To enable deterministic behavior in this case, you must set an environment "
+    "variable before running your PyTorch application: CUBLAS_WORKSPACE_CONFIG=:4096:8 or "
+    "CUBLAS_WORKSPACE_CONFIG=:16:8. For more information, go to "
+    "https://docs.nvidia.com/cuda/cublas/index.html#results-reproducibility")
+
+
+class CuBLAS:
+    """What PyTorch 2.9 or older does on CUDA: it reads CUBLAS_WORKSPACE_CONFIG once, at the first cuBLAS
+    call, into a static (checkCuBLASConfigDeterministic, aten/src/ATen/Context.cpp), and a matrix
+    product in deterministic mode raises unless that first read found it."""
+
+    def __init__(self):
+        self.config = None  # nothing read yet
+
+    def product(self):
+        if self.config is None:
+            self.config = os.environ.get("CUBLAS_WORKSPACE_CONFIG", "")
+        if torch.are_deterministic_algorithms_enabled() and self.config not in (":4096:8", ":16:8"):
+            raise RuntimeError(CUBLAS_ERROR)
+
+
+@pytest.mark.parametrize("set_first", [True, False])
+def test_repeatable_on_cuda_with_an_older_torch_depends_on_the_first_cells_order(machine, capsys, monkeypatch,
+                                                                                 set_first):
+    machine("one-cuda-gpu")
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    cublas = CuBLAS()
+    if set_first:  # the lesson's first code cell, before precision-13's product
+        monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    cublas.product()  # section 2's product on the GPU
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # an answer cell that sets it: too late
+
+    def train_on_cuda(where):
+        torch.manual_seed(0)
+        torch.use_deterministic_algorithms(True)
+        try:
+            if where.type == "cuda":
+                cublas.product()
+            return train(where, deterministic=False)
+        finally:
+            torch.use_deterministic_algorithms(False)
+
+    assert check("tf32.repeatable", train_on_cuda) is set_first
+    out = said(capsys)
+    if set_first:
+        assert "Two runs on cuda:0 gave the same bits" in out
+    else:
+        assert "PyTorch reads that variable once, at the kernel's first matrix product on the GPU" in out
+        assert "(now :4096:8 in this notebook)" in out and "your code raised" not in out
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+@pytest.mark.parametrize("notebook", [f"{edition}{kind}10_tf32_and_determinism{suffix}.ipynb"
+                                      for edition in ("", "zh/")
+                                      for kind, suffix in (("", ""), ("solutions/", "_solutions"))])
+def test_lesson_10_sets_cublas_workspace_config_before_its_first_matrix_product(notebook):
+    cells = [c for c in read(NOTEBOOKS / notebook)["cells"] if c["cell_type"] == "code" and c["id"] != "setup"]
+    sources = ["".join(c["source"]) for c in cells]
+    sets = next(i for i, s in enumerate(sources) if 'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG"' in s)
+    first_product = next(i for i, s in enumerate(sources) if re.search(r"@|matmul|training_step\(|train\(", s))
+    assert sets == 0 and sets < first_product
+
+
+def test_chunked_sum_accepts_chunk_sums_made_by_numpy(capsys):
+    def by_numpy(v, chunk):  # NumPy sums each row in another order than torch.sum: a few last bits differ
+        return float(np.cumsum(v.numpy().reshape(-1, chunk).sum(axis=1), dtype=np.float32)[-1])
+
+    assert check("tf32.chunked-sum", by_numpy, 100_000, "a") is True
+
+
+def test_precision_settings_blames_the_new_api_setting_not_the_learners_function(capsys):
+    torch.backends.cuda.matmul.fp32_precision = "tf32"  # lesson 10's new name, set in an earlier cell
+    try:
+        assert check("tf32.precision-settings", product_error, "a") is False
+    finally:
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+    out = said(capsys)
+    assert "raises in this notebook, before your function ran" in out and "your code raised" not in out
+    assert torch.get_float32_matmul_precision() == "highest"

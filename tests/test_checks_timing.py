@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import statistics
 import time
+import timeit
+from collections import namedtuple
+from time import perf_counter
 
+import numpy as np
 import pytest
+import torch
 
 import utils
 from utils import Timing, check, synchronize
@@ -87,6 +92,81 @@ def test_naive_clock_accepts_a_fair_naive_read_and_the_answer_b_on_every_machine
     machine(name)
     assert check("timing.naive-clock", launch_seconds, "b") is True
     assert "launch_seconds reads the clock straight after the call" in said(capsys)
+
+
+def launch_seconds_with_torch_cuda(fn, device, repeats=10):
+    """Another right answer: torch.cuda.synchronize(), perf_counter imported by name, a sorted middle."""
+    fn()
+    torch.cuda.synchronize()
+    reads = []
+    for _ in range(repeats):
+        start = perf_counter()
+        fn()
+        reads.append(perf_counter() - start)
+        torch.cuda.synchronize()
+    return sorted(reads)[len(reads) // 2]
+
+
+def launch_seconds_waiting_before_each_read(fn, device, repeats=10):
+    """Another right answer: the wait before each read instead of after it, and time.monotonic."""
+    fn()
+    reads = []
+    for _ in range(repeats):
+        synchronize(device)
+        start = time.monotonic()
+        fn()
+        reads.append(time.monotonic() - start)
+    synchronize(device)
+    return statistics.median(reads)
+
+
+@pytest.mark.parametrize("letter", ["B", " b ", "b)", "b."])
+def test_naive_clock_accepts_torch_cuda_synchronize_and_the_letter_as_a_learner_writes_it(machine, stub_real_runs,
+                                                                                           capsys, letter):
+    machine("one-cuda-gpu")
+    assert check("timing.naive-clock", launch_seconds_with_torch_cuda, letter) is True
+    assert check("timing.naive-clock", launch_seconds_waiting_before_each_read, letter) is True
+    assert "launch_seconds reads the clock straight after the call" in said(capsys)
+
+
+def launch_seconds_returning(median):
+    """launch_seconds whose reads, in nanoseconds, are reduced by median(reads) to what it returns."""
+    def timer(fn, device, repeats=10):
+        fn()
+        synchronize(device)
+        reads = []
+        for _ in range(repeats):
+            start = time.perf_counter_ns()
+            fn()
+            reads.append(time.perf_counter_ns() - start)
+            synchronize(device)
+        return median(reads)
+    return timer
+
+
+@pytest.mark.parametrize("median", [lambda r: torch.tensor(r, dtype=torch.float64).median() / 1e9,
+                                    lambda r: np.median(np.array(r, dtype=np.float32) / 1e9)],
+                         ids=["a tensor", "a NumPy float32"])
+def test_naive_clock_accepts_a_median_that_is_a_tensor_or_a_numpy_number(stub_real_runs, capsys, median):
+    assert check("timing.naive-clock", launch_seconds_returning(median), "b") is True
+    assert "launch_seconds reads the clock straight after the call" in said(capsys)
+
+
+def test_naive_clock_accepts_a_timer_that_reads_timeit_default_timer(stub_real_runs, capsys):
+    def with_timeit(fn, device, repeats=10):
+        fn()
+        synchronize(device)
+        reads = []
+        for _ in range(repeats):
+            start = timeit.default_timer()
+            fn()
+            reads.append(timeit.default_timer() - start)
+            synchronize(device)
+        return statistics.median(reads)
+
+    assert check("timing.naive-clock", with_timeit, "b") is True
+    assert "launch_seconds reads the clock straight after the call" in said(capsys)
+    assert timeit.default_timer is time.perf_counter  # given back afterwards
 
 
 def test_naive_clock_rejects_a_read_taken_after_the_wait(stub_real_runs, capsys):
@@ -168,6 +248,20 @@ def test_spread_accepts_the_median_and_iqr_of_the_per_call_times_on_every_machin
     inclusive = spread_timer_with(lambda t: Timing(statistics.median(t), (q := statistics.quantiles(
         t, n=4, method="inclusive"))[2] - q[0]))
     assert check("timing.spread", inclusive) is True  # another quartile method is as good
+    assert "The median and the IQR match the simulated GPU's calls" in said(capsys)
+
+
+Spread = namedtuple("Spread", "median iqr")
+
+
+@pytest.mark.parametrize("statistic", [
+    lambda t: Timing((q := np.percentile(t, [25, 50, 75]))[1], q[2] - q[0]),
+    lambda t: Timing((q := torch.quantile(torch.tensor(t, dtype=torch.float64),
+                                          torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64)))[1], q[2] - q[0]),
+    lambda t: Spread(statistics.median(t), (q := statistics.quantiles(t, n=4))[2] - q[0]),
+], ids=["NumPy's percentiles", "torch.quantile's tensors", "a named tuple of its own"])
+def test_spread_accepts_quartiles_of_numpy_or_torch_and_a_result_type_of_its_own(stub_real_runs, capsys, statistic):
+    assert check("timing.spread", spread_timer_with(statistic)) is True
     assert "The median and the IQR match the simulated GPU's calls" in said(capsys)
 
 
@@ -272,6 +366,44 @@ def test_queued_timer_accepts_calls_queued_back_to_back_and_one_wait_on_every_ma
                                                                                       capsys, name):
     machine(name)
     assert check("timing.queued-timer", queued_timer) is True
+    assert "queued_timer warms up, queues the calls and waits once" in said(capsys)
+
+
+def queued_timer_with_torch_cuda(fn, device, calls=100):
+    """Another right answer: three warm-up calls, torch.cuda.synchronize(), the calls in a comprehension."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start = perf_counter()
+    [fn() for _ in range(calls)]
+    torch.cuda.synchronize()
+    return (perf_counter() - start) / calls
+
+
+def queued_timer_with_torch_accelerator(fn, device, calls=100):
+    """Another right answer: torch.accelerator.synchronize(), a while loop, nanoseconds."""
+    fn()
+    torch.accelerator.synchronize()
+    start, i = time.perf_counter_ns(), 0
+    while i < calls:
+        fn()
+        i += 1
+    torch.accelerator.synchronize()
+    return (time.perf_counter_ns() - start) / 1e9 / calls
+
+
+@pytest.mark.parametrize("timer", [queued_timer_with_torch_cuda, queued_timer_with_torch_accelerator])
+def test_queued_timer_accepts_torch_cuda_and_torch_accelerator_synchronize(machine, stub_real_runs, capsys, timer):
+    machine("one-cuda-gpu")
+    assert check("timing.queued-timer", timer) is True
+    assert "queued_timer warms up, queues the calls and waits once" in said(capsys)
+
+
+def test_queued_timer_accepts_a_time_per_call_that_is_a_tensor(stub_real_runs, capsys):
+    def as_a_tensor(fn, device, calls=100):
+        return torch.tensor(queued_timer(fn, device, calls))
+
+    assert check("timing.queued-timer", as_a_tensor) is True
     assert "queued_timer warms up, queues the calls and waits once" in said(capsys)
 
 

@@ -12,6 +12,7 @@ import statistics
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -204,6 +205,74 @@ def test_a_pretend_gpu_tensor_refuses_numpy_until_copied_to_the_cpu(device):
     assert type(t.cpu()) is torch.Tensor and t.to("cpu").numpy().tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(ValueError, match="must be a GPU"):
         utils._on_a_gpu(t, "cpu")
+
+
+def gpu(values=(0.0, 1.0, 2.0), device="cuda:0"):
+    return utils._on_a_gpu(torch.tensor(values), device)
+
+
+SAME_DEVICE = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+CHECKED = ("Expected all tensors to be on the same device, but got {} is on {}, different from other tensors on {} "
+           "(when checking argument in method wrapper_CUDA_{})")
+TO_NUMPY = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+# What a tensor on cuda:0 does with each operation a learner's answer may use: a value (the operation
+# works, as it does on CUDA) or an exception and PyTorch's words. Sources, in PyTorch's repository:
+# tensor_numpy.cpp (numpy() refuses a tensor off the CPU; numpy(force=True) copies it first, as
+# Tensor.numpy's documentation says), Tensor.tolist/item and Python's float()/int()/bool() copy the
+# values to the host (tensor_list.cpp, _local_scalar_dense), TensorIterator.cpp's compute_types (two
+# devices refused, a CPU tensor of no dimension taken as a number), TensorConversions.cpp (to() its own
+# device returns the tensor itself; a device without an index is the current one), _tensor_str.py (the
+# device is printed after the values), adaption.cpp (a product's kernel checks its arguments in order), Linear.cpp
+# and LinearAlgebra.cpp (which kernel linear and matmul call).
+CUDA_SEMANTICS = [
+    ("t.tolist()", lambda: gpu().tolist(), [0.0, 1.0, 2.0]),
+    ("t.sum().item()", lambda: gpu().sum().item(), 3.0),
+    ("float(t.sum())", lambda: float(gpu().sum()), 3.0),
+    ("int(t[1])", lambda: int(gpu()[1]), 1),
+    ("bool(t.sum() > 0)", lambda: bool(gpu().sum() > 0), True),
+    ("f'{t.sum():.1f}'", lambda: f"{gpu().sum():.1f}", "3.0"),
+    ("str(t)", lambda: str(gpu()), "tensor([0., 1., 2.], device='cuda:0')"),
+    ("repr(t.half())", lambda: repr(gpu().half()), "tensor([0., 1., 2.], device='cuda:0', dtype=torch.float16)"),
+    ("type(t.cpu())", lambda: type(gpu().cpu()), torch.Tensor),
+    ("t.to('cpu').device", lambda: gpu().to("cpu").device, torch.device("cpu")),
+    ("t.to(torch.device('cpu'), torch.float64).dtype", lambda: gpu().to(torch.device("cpu"), torch.float64).dtype,
+     torch.float64),
+    ("t.to(cpu_tensor).device", lambda: gpu().to(torch.zeros(1)).device, torch.device("cpu")),
+    ("t.numpy(force=True).tolist()", lambda: gpu().numpy(force=True).tolist(), [0.0, 1.0, 2.0]),
+    ("np.array(t.tolist()).tolist()", lambda: np.array(gpu().tolist()).tolist(), [0.0, 1.0, 2.0]),
+    ("t.to('cuda:0') is t", lambda: (lambda t: t.to("cuda:0") is t)(gpu()), True),
+    ("t.to('cuda:1').device", lambda: gpu().to("cuda:1").device, torch.device("cuda:1")),
+    ("cuda:1's t.to('cuda').device", lambda: gpu(device="cuda:1").to("cuda").device, torch.device("cuda:0")),
+    ("t.cuda(1).device", lambda: gpu().cuda(1).device, torch.device("cuda:1")),
+    ("(t * 2).device", lambda: (gpu() * 2).device, torch.device("cuda:0")),
+    ("(t + torch.tensor(1.0)).device", lambda: (gpu() + torch.tensor(1.0)).device, torch.device("cuda:0")),
+    ("t[torch.tensor([0, 2])].tolist()", lambda: gpu()[torch.tensor([0, 2])].tolist(), [0.0, 2.0]),
+    ("t.copy_(cpu).tolist()", lambda: gpu().copy_(torch.ones(3)).tolist(), [1.0, 1.0, 1.0]),
+    ("t.numpy()", lambda: gpu().numpy(), TypeError(TO_NUMPY)),
+    ("t.detach().numpy()", lambda: gpu().detach().numpy(), TypeError(TO_NUMPY)),
+    ("np.asarray(t)", lambda: np.asarray(gpu()), TypeError(TO_NUMPY)),
+    ("t + cpu", lambda: gpu() + torch.ones(3), RuntimeError(SAME_DEVICE + "cpu!")),
+    ("torch.cat([t, cpu])", lambda: torch.cat([gpu(), torch.ones(3)]), RuntimeError(SAME_DEVICE + "cpu!")),
+    ("t @ cpu matrix", lambda: gpu() @ torch.ones(3, 2), RuntimeError(CHECKED.format("mat2", "cpu", "cuda:0", "mm"))),
+    ("cpu matrix @ t", lambda: torch.ones(2, 3).mm(gpu([[1.0], [2.0], [3.0]])),
+     RuntimeError(CHECKED.format("mat2", "cuda:0", "cpu", "mm"))),
+    ("cpu Linear(t) of a batch", lambda: torch.nn.Linear(3, 2)(gpu([[0.0, 1.0, 2.0]])),
+     RuntimeError(CHECKED.format("mat1", "cuda:0", "cpu", "addmm"))),
+    ("cpu Linear(t) of one vector", lambda: torch.nn.Linear(3, 2)(gpu()),
+     RuntimeError(CHECKED.format("mat2", "cpu", "cuda:0", "mm"))),
+    ("t + t on cuda:1", lambda: gpu() + gpu(device="cuda:1"), RuntimeError(SAME_DEVICE + "cuda:1!")),
+]
+
+
+@pytest.mark.parametrize(("operation", "run", "cuda_does"), CUDA_SEMANTICS, ids=[c[0] for c in CUDA_SEMANTICS])
+def test_a_pretend_gpu_tensor_does_what_a_cuda_tensor_does(operation, run, cuda_does):
+    if isinstance(cuda_does, Exception):
+        with pytest.raises(type(cuda_does)) as raised:
+            run()
+        assert str(raised.value) == str(cuda_does)
+    else:
+        got = run()
+        assert got == cuda_does and type(got) is type(cuda_does)
 
 
 # --- every lesson's exercises ----------------------------------------------------------------

@@ -187,6 +187,38 @@ def test_launch_raises_with_the_end_of_the_output_when_the_script_fails(script, 
     assert list(own_tempdir.iterdir()) == []
 
 
+# What a rank prints when NCCL cannot start in a container with a small /dev/shm (the shape of NCCL's
+# and torch's messages: ProcessGroupNCCL.cpp's DistBackendError, NCCL's result code and its last error).
+NCCL_FAILURE = """\
+torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, \
+unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+Last error:
+Error while creating shared memory segment /dev/shm/nccl-vzIpS6 (size 9637888)
+"""
+NCCL_FAIL_SCRIPT = f"""\
+import sys
+sys.stderr.write({NCCL_FAILURE!r})
+sys.exit(1)
+"""
+
+
+def test_nccl_advice_names_what_to_try_only_when_nccl_failed():
+    advice = utils._nccl_advice(NCCL_FAILURE)
+    assert "NCCL, the backend between GPUs, could not start" in advice
+    assert all(s in advice for s in ('"NCCL_P2P_DISABLE": "1"', "/dev/shm", "--shm-size", '"gloo"', "NCCL_DEBUG"))
+    assert utils._nccl_advice("rank 0 says: a marker-7f3a before failing\nexit code 3") == ""
+
+
+@pytest.mark.slow
+def test_launch_adds_what_to_try_when_nccl_cannot_start(script, own_tempdir):
+    with pytest.raises(RuntimeError, match="failed") as info:
+        utils.launch(script(NCCL_FAIL_SCRIPT), 2, timeout=120)
+    message = str(info.value)
+    assert "Error while creating shared memory segment" in message
+    assert message.rstrip().endswith('makes NCCL say why.')
+
+
 def test_head_and_tail_keeps_both_ends_of_a_long_output():
     short = "abc"
     assert utils._head_and_tail(short, 10) == short
