@@ -21,7 +21,7 @@ BRANCH = "main"
 # with, from a file the published repository really holds (branch history is published; tags
 # may not be). `make pin` sets it to the last commit once utils.py is committed, regenerates the
 # setup cells and commits; a test fails while that commit's utils.py differs from the checkout's.
-PIN = "76dfa48ae7fe61c7340afe145fbeb9973f6cd6ab"
+PIN = "0aaf0c5168b6020b2ea4189e1817733d3e41c60e"
 
 GITHUB_URL = f"https://github.com/{REPO}"
 UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
