@@ -1570,9 +1570,9 @@ def _nccl_advice(output: str) -> str:
     return "\n" + localized(
         "NCCL, the backend between GPUs, could not start. In a container (Kaggle, Docker) the usual causes "
         "are a small shared memory (/dev/shm) and GPUs without a direct path to each other. Try, one at a "
-        "time: launch(..., env={\"NCCL_P2P_DISABLE\": \"1\"}); env={\"NCCL_SHM_DISABLE\": \"1\"}; a "
+        "time: launch(..., env=dict(NCCL_P2P_DISABLE=\"1\")); env=dict(NCCL_SHM_DISABLE=\"1\"); a "
         "container with more shared memory (docker run --shm-size=1g); or the \"gloo\" backend instead of "
-        "\"nccl\", which trains on the CPU. env={\"NCCL_DEBUG\": \"INFO\"} makes NCCL say why.")
+        "\"nccl\", which trains on the CPU. env=dict(NCCL_DEBUG=\"INFO\") makes NCCL say why.")
 
 
 def _stop(process: subprocess.Popen, grace: float) -> None:
@@ -3192,14 +3192,14 @@ TEXTS_ZH: dict[str, str] = {
     (
         'NCCL, the backend between GPUs, could not start. In a container (Kaggle, Docker) the usual causes are a smal'
         'l shared memory (/dev/shm) and GPUs without a direct path to each other. Try, one at a time: launch(..., env'
-        '={{"NCCL_P2P_DISABLE": "1"}}); env={{"NCCL_SHM_DISABLE": "1"}}; a container with more shared memory (docker '
-        'run --shm-size=1g); or the "gloo" backend instead of "nccl", which trains on the CPU. env={{"NCCL_DEBUG": "I'
-        'NFO"}} makes NCCL say why.'
+        '=dict(NCCL_P2P_DISABLE="1")); env=dict(NCCL_SHM_DISABLE="1"); a container with more shared memory (docker ru'
+        'n --shm-size=1g); or the "gloo" backend instead of "nccl", which trains on the CPU. env=dict(NCCL_DEBUG="INF'
+        'O") makes NCCL say why.'
     ): (
         'GPU 之间的后端 NCCL 没能启动。在容器中（Kaggle、Docker），常见的原因是共享内存（/dev/shm）太小，以及 GPU 之'
-        '间没有直接的通路。请一次试一种办法：launch(..., env={{"NCCL_P2P_DISABLE": "1"}})；env={{"NCCL_SHM_DISABLE": '
-        '"1"}}；换一个共享内存更大的容器（docker run --shm-size=1g）；或者用 "gloo" 后端代替 "nccl"，在 CPU 上训练。e'
-        'nv={{"NCCL_DEBUG": "INFO"}} 会让 NCCL 说明原因。'
+        '间没有直接的通路。请一次试一种办法：launch(..., env=dict(NCCL_P2P_DISABLE="1"))；env=dict(NCCL_SHM_DISABLE="'
+        '1")；换一个共享内存更大的容器（docker run --shm-size=1g）；或者用 "gloo" 后端代替 "nccl"，在 CPU 上训练。env'
+        '=dict(NCCL_DEBUG="INFO") 会让 NCCL 说明原因。'
     ),
     'No GPU found: the lessons run on the CPU and say what a GPU would change.': (
         '没有找到 GPU。各课将在 CPU 上运行，并说明换成 GPU 会有什么不同。'

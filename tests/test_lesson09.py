@@ -206,7 +206,7 @@ sys.exit(1)
 def test_nccl_advice_names_what_to_try_only_when_nccl_failed():
     advice = utils._nccl_advice(NCCL_FAILURE)
     assert "NCCL, the backend between GPUs, could not start" in advice
-    assert all(s in advice for s in ('"NCCL_P2P_DISABLE": "1"', "/dev/shm", "--shm-size", '"gloo"', "NCCL_DEBUG"))
+    assert all(s in advice for s in ('NCCL_P2P_DISABLE="1"', "/dev/shm", "--shm-size", '"gloo"', "NCCL_DEBUG"))
     assert utils._nccl_advice("rank 0 says: a marker-7f3a before failing\nexit code 3") == ""
 
 
