@@ -149,10 +149,10 @@ def _a(name: str) -> str:
 
 
 def _letter(answer: object, what: str, key: str, letters: str | tuple[str, ...] = ("a", "b", "c")) -> str:
-    """A choice question's answer as a lower-case letter of ``letters`` ("b", "B", "b)" all are "b"), or
+    """A choice question's answer as a lower-case letter of ``letters`` ("b", "B", "b)", "(b)" all are "b"), or
     _Wrong(key, what=..., got=..., letters=...) when it is none of them."""
     _expect(answer, str, what)
-    letter = answer.strip().lower().rstrip(")").rstrip(".")
+    letter = answer.strip().lower().lstrip("(").rstrip(")").rstrip(".")
     if letter not in tuple(letters):
         raise _Wrong(key, what=what, got=repr(answer), letters=", ".join(f'"{x}"' for x in letters))
     return letter

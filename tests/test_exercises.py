@@ -349,3 +349,8 @@ def test_exercise_files_follow_the_conventions():
             assert name not in names, f"{name} is defined in {names.get(name)} and {path.name}"
             names[name] = path.name
     assert Path(EXERCISES_DIR / "core.py").exists() and Path(EXERCISES_DIR / "messages.py").exists()
+
+
+@pytest.mark.parametrize("written", ["b", "B", " b ", "b)", "b.", "(b)", "(B)"])
+def test_a_choice_is_read_as_its_letter_however_it_is_written(written):
+    assert utils._letter(written, "why", "tf32.chunked-sum/choice") == "b"
