@@ -3709,8 +3709,7 @@ class _OnAGPU(torch.Tensor):
         if func is torch.Tensor.numpy and kwargs.get("force"):  # documented: detach().cpu()...numpy()
             return _plain(args[0]).detach().resolve_conj().resolve_neg().numpy()
         if func in (torch.Tensor.numpy, torch.Tensor.__array__):  # torch/csrc/utils/tensor_numpy.cpp
-            raise TypeError(f"can't convert {cls.pretend} device type tensor to numpy. Use Tensor.cpu() to "
-                            "copy the tensor to host memory first.")
+            raise _numpy_refused(cls.pretend)
         if func in (torch.Tensor.__repr__, torch.Tensor.__str__) or (
                 func is torch.Tensor.__format__ and args[0].dim() != 0):
             return _on_a_gpu_repr(args[0], cls.pretend)
@@ -3734,6 +3733,12 @@ _ON_A_GPU_TO_PYTHON = (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__fl
 _ON_A_GPU_ACROSS = (torch.Tensor.copy_, torch.Tensor.__getitem__, torch.Tensor.__setitem__,
                     torch.Tensor.new_tensor, torch.Tensor.new_zeros, torch.Tensor.new_ones, torch.Tensor.new_empty,
                     torch.Tensor.new_full, torch.Tensor.size, torch.Tensor.dim)
+
+
+def _numpy_refused(device: torch.device | str) -> TypeError:
+    """PyTorch's error for numpy() of a tensor on ``device``, a GPU (torch/csrc/utils/tensor_numpy.cpp)."""
+    return TypeError(f"can't convert {device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                     "to host memory first.")
 
 
 def _plain(t: torch.Tensor) -> torch.Tensor:
@@ -6816,9 +6821,7 @@ class _PayoffCounted(torch.Tensor):
             (func is torch.Tensor.__setitem__ and not isinstance(args[0], cls) and isinstance(args[2], cls))
             or (func is torch.Tensor.copy_ and not isinstance(args[0], cls) and isinstance(args[1], cls)))
         if func in (torch.Tensor.numpy, torch.Tensor.__array__) and not kwargs.get("force"):
-            # as on a GPU, which this tensor stands for (torch/csrc/utils/tensor_numpy.cpp)
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
-                            "to host memory first.")
+            raise _numpy_refused("cuda:0")  # as on a GPU, which this tensor stands for
         if func in cls.COPIES or to_cpu or into_the_cpu:
             _PayoffCounted.copies += 1
             with torch._C.DisableTorchFunctionSubclass():

@@ -16,6 +16,7 @@ from utils import (
     Timing,
     _expect,
     _expect_callable,
+    _numpy_refused,
     _register,
     _say,
     _Wrong,
@@ -162,9 +163,7 @@ class _PayoffCounted(torch.Tensor):
             (func is torch.Tensor.__setitem__ and not isinstance(args[0], cls) and isinstance(args[2], cls))
             or (func is torch.Tensor.copy_ and not isinstance(args[0], cls) and isinstance(args[1], cls)))
         if func in (torch.Tensor.numpy, torch.Tensor.__array__) and not kwargs.get("force"):
-            # as on a GPU, which this tensor stands for (torch/csrc/utils/tensor_numpy.cpp)
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
-                            "to host memory first.")
+            raise _numpy_refused("cuda:0")  # as on a GPU, which this tensor stands for
         if func in cls.COPIES or to_cpu or into_the_cpu:
             _PayoffCounted.copies += 1
             with torch._C.DisableTorchFunctionSubclass():
