@@ -39,6 +39,7 @@ import timeit
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import ClassVar, NamedTuple
@@ -1761,7 +1762,9 @@ MESSAGES_ZH: dict[str, str] = {
     'core/or': ' 或',
     'core/and': ' 和 ',
     'core/timer-never-called': '你的计时器从没调用过传给它的函数。',
-    'core/timer-no-clock': '你的计时器从没读过 time.perf_counter()，所以什么也没测到。',
+    'core/timer-no-clock': (
+        '你的计时器从没读过时钟（time.perf_counter()，或两个事件之间的 elapsed_time），所以什么也没测到。'
+    ),
     'core/timer-read-before-wait': (
         '读时钟的时候，工作还在 GPU 的队列里排着。要在工作之后、读时钟之前调用 synchronize(device)，等设备做完。否则'
         '测到的只是启动的时间。'
@@ -2218,6 +2221,10 @@ MESSAGES_ZH: dict[str, str] = {
         '最后那次等待结束。'
     ),
     'timing.queued-timer/row': '  {k} x {k} 的乘积：每次调用后都等待时为 {waited}，排队时每次调用 {queued}',
+    'timing/events-need-a-gpu': (
+        '（这里没有运行：你的计时器基于事件，事件由 GPU 记录在自己的队列里，CPU 没有；在 GPU 上它会像在模拟的 GPU 上'
+        '那样运行）'
+    ),
     'timing.queued-timer/right': (
         'queued_timer 先预热，再把调用排进队列，只等待一次。在这台机器上（设备为 {device}），两种计时的结果如下，每次'
         '调用后都等待的时间由 median_seconds 测得：\n{rows}'
@@ -3596,7 +3603,8 @@ class _SimulatedGPU:
         self.work_seconds, self.launch_seconds, self.first_extra = work_seconds, launch_seconds, first_extra
         self.now = 0.0  # the CPU's clock
         self.done_at = 0.0  # when the device finishes what is queued
-        self.events: list[str] = []  # "work", "sync", "clock", in the order the timer did them
+        # "work", "sync", "clock", and for events "record", "event-sync", "elapsed", in the order the timer did them
+        self.events: list[str] = []
         self.calls = 0
 
     def work(self) -> None:
@@ -3635,34 +3643,76 @@ class _SimulatedGPU:
 _CLOCKS = ("perf_counter", "monotonic", "time")
 
 
+class _SimulatedEvent:
+    """An event of a _SimulatedGPU's queue, as ``torch.cuda.Event``, ``torch.mps.Event`` and ``torch.Event``
+    behave: ``record()`` puts a timestamp in the queue, which the GPU reaches when the work queued before it
+    is done; ``synchronize()`` waits for that; ``elapsed_time(end)`` gives the milliseconds between two
+    reached timestamps and refuses, in PyTorch's words (ATen/cuda/CUDAEvent.h), events made without
+    ``enable_timing=True``, never recorded, or not yet reached."""
+
+    def __init__(self, gpu: _SimulatedGPU, enable_timing: bool = False, **kwargs: object):
+        self.gpu, self.enable_timing, self.at = gpu, enable_timing, None
+
+    def record(self, stream: object = None) -> None:
+        self.gpu.events.append("record")
+        self.at = max(self.gpu.now, self.gpu.done_at)
+
+    def query(self) -> bool:
+        return self.at is None or self.gpu.now >= self.at
+
+    def wait(self, stream: object = None) -> None:
+        pass  # another queue waits for this one: there is only one queue here
+
+    def synchronize(self) -> None:
+        if self.at is not None:
+            self.gpu.events.append("sync" if self.at >= self.gpu.done_at else "event-sync")
+            self.gpu.now = max(self.gpu.now, self.at)
+
+    def elapsed_time(self, end: "_SimulatedEvent") -> float:
+        if not (self.enable_timing and getattr(end, "enable_timing", False)):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        if self.at is None or getattr(end, "at", None) is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
+        if not (self.query() and end.query()):
+            raise RuntimeError("Both events must be completed before calculating elapsed time.")
+        self.gpu.events.append("elapsed")
+        return (end.at - self.at) * 1e3
+
+
 def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object) -> tuple[object, _SimulatedGPU]:
     """Run ``timer(work, device, *args, **kwargs)`` against a _SimulatedGPU: (what it returned, the GPU).
 
     ``device`` is the reader's own device. While the timer runs, every way it may wait for a device
     (``synchronize`` of the series, ``torch.cuda.synchronize``, ``torch.mps.synchronize``,
     ``torch.accelerator.synchronize``, a function named ``synchronize`` in the timer's module) waits
-    for the simulated GPU, and every clock of ``time`` (also when imported by name into the timer's
-    module) reads its simulated time.
+    for the simulated GPU, every clock of ``time`` (also when imported by name into the timer's
+    module) reads its simulated time, and ``torch.cuda.Event``, ``torch.mps.Event`` and ``torch.Event``
+    make events of its queue (_SimulatedEvent).
     """
     gpu = _SimulatedGPU()
-    real = {}
-    targets = [(time, name) for name in _CLOCKS] + [(time, name + "_ns") for name in _CLOCKS]
-    targets += [(torch.cuda, "synchronize"), (torch.mps, "synchronize")]
+
+    def device_event(device: object = None, **options: object) -> _SimulatedEvent:  # torch.Event(device, ...)
+        return _SimulatedEvent(gpu, **options)
+
+    fakes = {(time, name): gpu.clock for name in _CLOCKS} | {(time, name + "_ns"): gpu.clock_ns for name in _CLOCKS}
+    fakes |= {(torch.cuda, "synchronize"): gpu.synchronize, (torch.mps, "synchronize"): gpu.synchronize,
+              (sys.modules[__name__], "synchronize"): gpu.synchronize}  # the series' own, as utils.synchronize
+    fakes |= {(torch.cuda, "Event"): partial(_SimulatedEvent, gpu), (torch.mps, "Event"): partial(_SimulatedEvent, gpu)}
     if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
-        targets.append((torch.accelerator, "synchronize"))
-    fakes = {name: gpu.clock for name in _CLOCKS} | {name + "_ns": gpu.clock_ns for name in _CLOCKS}
-    fakes["synchronize"] = gpu.synchronize
-    targets.append((sys.modules[__name__], "synchronize"))  # the series' own, as utils.synchronize
+        fakes[(torch.accelerator, "synchronize")] = gpu.synchronize
+    if hasattr(torch, "Event"):
+        fakes[(torch, "Event")] = device_event
     names = getattr(timer, "__globals__", {})
-    originals = {id(getattr(module, name)): fakes[name] for module, name in targets}
-    # The clocks and synchronizes the timer's module holds by name, and a `synchronize` of its own (lesson
-    # 05 defines the series' one in a cell of its own: another function object than utils' one).
+    originals = {id(getattr(module, name)): fake for (module, name), fake in fakes.items()}
+    # The clocks, synchronizes and events the timer's module holds by name, and a `synchronize` of its own
+    # (lesson 05 defines the series' one in a cell of its own: another function object than utils' one).
     swapped = {k: v for k, v in names.items() if callable(v) and (id(v) in originals or (
         k == "synchronize" and getattr(v, "__name__", "") == "synchronize"))}
+    real = {}
     try:
-        for module, name in targets:
+        for (module, name), fake in fakes.items():
             real[(module, name)] = getattr(module, name)
-            setattr(module, name, fakes[name])
+            setattr(module, name, fake)
         for k, v in swapped.items():
             names[k] = originals.get(id(v), gpu.synchronize)
         result = timer(gpu.work, try_gpu(), *args, **kwargs)
@@ -3889,15 +3939,16 @@ def _on_a_gpu(t: torch.Tensor, device: str | torch.device = "cuda:0") -> torch.T
 
 
 def _timer_verdict(gpu: _SimulatedGPU) -> None:
-    """Raise _Wrong for a timer that never ran the work, read no clock, or read it before the wait."""
+    """Raise _Wrong for a timer that never ran the work, read no clock (nor the time between two events),
+    or read it before the wait, or started timing before the first, cold call."""
     if "work" not in gpu.events:
         raise _Wrong("core/timer-never-called")
-    if "clock" not in gpu.events:
+    if "clock" not in gpu.events and "elapsed" not in gpu.events:
         raise _Wrong("core/timer-no-clock")
     if gpu.read_before_wait():
         raise _Wrong("core/timer-read-before-wait")
-    first_clock, first_work = gpu.events.index("clock"), gpu.events.index("work")
-    if first_clock < first_work:  # the clock started before the first, cold call
+    first_read = min(gpu.events.index(e) for e in ("clock", "record") if e in gpu.events)
+    if first_read < gpu.events.index("work"):  # the clock started, or an event was recorded, before the first call
         raise _Wrong("core/timer-no-warm-up")
 
 
@@ -3925,7 +3976,8 @@ MESSAGES: dict[str, str] = {
     "core/and": " and ",
     # Timers, checked against a simulated GPU that runs queued work later (exercises/core.py).
     "core/timer-never-called": "your timer never called the function it was given.",
-    "core/timer-no-clock": "your timer never read time.perf_counter(), so it measured nothing.",
+    "core/timer-no-clock": "your timer never read a clock (time.perf_counter(), or elapsed_time between two "
+                          "events), so it measured nothing.",
     "core/timer-read-before-wait": "the clock was read while the work was still queued on the GPU: call "
                                    "synchronize(device) after the work and before reading the clock, "
                                    "or you measure only the launch.",
@@ -4271,6 +4323,8 @@ MESSAGES: dict[str, str] = {
     "timing.queued-timer/per-call": "queued_timer returned {got} per call, but the simulated GPU works {want} per call "
                                     "on average: time only the calls after the warm-up, up to the final wait.",
     "timing.queued-timer/row": "  {k} x {k} product: waited for after each call {waited}, queued {queued} per call",
+    "timing/events-need-a-gpu": "(not run here: your timer is built on events, which a GPU records in its queue and "
+                                "a CPU has not; on a GPU it runs as it did on the simulated one)",
     "timing.queued-timer/right": "queued_timer warms up, queues the calls and waits once. On this machine ({device}), "
                                  "with median_seconds for the wait after each call:\n{rows}",
     "timing.queued-timer/hint": "simple_timer waits inside its loop; this timer waits only after it. The warm-up "
@@ -7586,15 +7640,19 @@ def _timing_spread(simple_timer_with_spread):
         raise _Wrong("timing.spread/iqr-zero")
     if not 0.03 * gpu.work_seconds <= got.iqr <= 0.35 * gpu.work_seconds:
         raise _Wrong("timing.spread/iqr", got=format_seconds(got.iqr, "ms"))
-    return _timing_spread_on_this_machine(simple_timer_with_spread)
+    return _timing_spread_on_this_machine(simple_timer_with_spread, "record" in gpu.events)
 
 
-def _timing_spread_on_this_machine(simple_timer_with_spread):
-    """The learner's timer and median_and_iqr_seconds, for real on the reader's device: the "/right" fields."""
+def _timing_spread_on_this_machine(simple_timer_with_spread, uses_events=False):
+    """The learner's timer and median_and_iqr_seconds, for real on the reader's device: the "/right" fields.
+    A timer built on events is not run on a CPU, which has none: the field says so instead."""
     device = try_gpu()
     n = 256 if device.type == "cpu" else 4096  # on a GPU, large enough for its work to outlast a launch
     x = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(device)
-    mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device), "simple_timer_with_spread(fn, device)")
+    if uses_events and device.type == "cpu":
+        mine = _say("timing/events-need-a-gpu")
+    else:
+        mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device), "simple_timer_with_spread(fn, device)")
     return {"device": device, "n": n, "mine": mine, "helper": median_and_iqr_seconds(lambda: x @ x, device, 0.1)}
 
 
@@ -7603,7 +7661,8 @@ def _timing_queued_timer(queued_timer):
     _expect_callable(queued_timer, "queued_timer")
     result, gpu = _timing_simulated(queued_timer)
     _timer_verdict(gpu)
-    timed = gpu.events[gpu.events.index("clock"):len(gpu.events) - gpu.events[::-1].index("clock")]
+    reads = [i for i, event in enumerate(gpu.events) if event in ("clock", "record")]  # a clock read or an event
+    timed = gpu.events[reads[0]:reads[-1] + 1]
     if timed.count("sync") > 1:
         raise _Wrong("timing.queued-timer/waits-each", syncs=timed.count("sync"), calls=timed.count("work"))
     result = _timing_seconds(result, "queued_timer(fn, device)")
@@ -7612,12 +7671,15 @@ def _timing_queued_timer(queued_timer):
         raise _Wrong("timing.queued-timer/total", calls=timed.count("work"))
     if not 0.95 * per_call <= result <= 1.1 * per_call:
         raise _Wrong("timing.queued-timer/per-call", got=format_seconds(result), want=format_seconds(per_call))
-    return _timing_queued_on_this_machine(queued_timer)
+    return _timing_queued_on_this_machine(queued_timer, "record" in gpu.events)
 
 
-def _timing_queued_on_this_machine(queued_timer):
-    """The learner's queued timer and median_seconds, for real on the reader's device: the "/right" fields."""
+def _timing_queued_on_this_machine(queued_timer, uses_events=False):
+    """The learner's queued timer and median_seconds, for real on the reader's device: the "/right" fields.
+    A timer built on events is not run on a CPU, which has none: the rows say so instead."""
     device = try_gpu()
+    if uses_events and device.type == "cpu":
+        return {"device": device, "rows": _say("timing/events-need-a-gpu")}
     rows = []
     for k in (64, 256 if device.type == "cpu" else 4096):
         x = torch.randn(k, k, generator=torch.Generator().manual_seed(0)).to(device)

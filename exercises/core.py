@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
+from functools import partial
 
 import torch
 
@@ -208,7 +209,8 @@ class _SimulatedGPU:
         self.work_seconds, self.launch_seconds, self.first_extra = work_seconds, launch_seconds, first_extra
         self.now = 0.0  # the CPU's clock
         self.done_at = 0.0  # when the device finishes what is queued
-        self.events: list[str] = []  # "work", "sync", "clock", in the order the timer did them
+        # "work", "sync", "clock", and for events "record", "event-sync", "elapsed", in the order the timer did them
+        self.events: list[str] = []
         self.calls = 0
 
     def work(self) -> None:
@@ -247,34 +249,76 @@ class _SimulatedGPU:
 _CLOCKS = ("perf_counter", "monotonic", "time")
 
 
+class _SimulatedEvent:
+    """An event of a _SimulatedGPU's queue, as ``torch.cuda.Event``, ``torch.mps.Event`` and ``torch.Event``
+    behave: ``record()`` puts a timestamp in the queue, which the GPU reaches when the work queued before it
+    is done; ``synchronize()`` waits for that; ``elapsed_time(end)`` gives the milliseconds between two
+    reached timestamps and refuses, in PyTorch's words (ATen/cuda/CUDAEvent.h), events made without
+    ``enable_timing=True``, never recorded, or not yet reached."""
+
+    def __init__(self, gpu: _SimulatedGPU, enable_timing: bool = False, **kwargs: object):
+        self.gpu, self.enable_timing, self.at = gpu, enable_timing, None
+
+    def record(self, stream: object = None) -> None:
+        self.gpu.events.append("record")
+        self.at = max(self.gpu.now, self.gpu.done_at)
+
+    def query(self) -> bool:
+        return self.at is None or self.gpu.now >= self.at
+
+    def wait(self, stream: object = None) -> None:
+        pass  # another queue waits for this one: there is only one queue here
+
+    def synchronize(self) -> None:
+        if self.at is not None:
+            self.gpu.events.append("sync" if self.at >= self.gpu.done_at else "event-sync")
+            self.gpu.now = max(self.gpu.now, self.at)
+
+    def elapsed_time(self, end: "_SimulatedEvent") -> float:
+        if not (self.enable_timing and getattr(end, "enable_timing", False)):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        if self.at is None or getattr(end, "at", None) is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
+        if not (self.query() and end.query()):
+            raise RuntimeError("Both events must be completed before calculating elapsed time.")
+        self.gpu.events.append("elapsed")
+        return (end.at - self.at) * 1e3
+
+
 def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object) -> tuple[object, _SimulatedGPU]:
     """Run ``timer(work, device, *args, **kwargs)`` against a _SimulatedGPU: (what it returned, the GPU).
 
     ``device`` is the reader's own device. While the timer runs, every way it may wait for a device
     (``synchronize`` of the series, ``torch.cuda.synchronize``, ``torch.mps.synchronize``,
     ``torch.accelerator.synchronize``, a function named ``synchronize`` in the timer's module) waits
-    for the simulated GPU, and every clock of ``time`` (also when imported by name into the timer's
-    module) reads its simulated time.
+    for the simulated GPU, every clock of ``time`` (also when imported by name into the timer's
+    module) reads its simulated time, and ``torch.cuda.Event``, ``torch.mps.Event`` and ``torch.Event``
+    make events of its queue (_SimulatedEvent).
     """
     gpu = _SimulatedGPU()
-    real = {}
-    targets = [(time, name) for name in _CLOCKS] + [(time, name + "_ns") for name in _CLOCKS]
-    targets += [(torch.cuda, "synchronize"), (torch.mps, "synchronize")]
+
+    def device_event(device: object = None, **options: object) -> _SimulatedEvent:  # torch.Event(device, ...)
+        return _SimulatedEvent(gpu, **options)
+
+    fakes = {(time, name): gpu.clock for name in _CLOCKS} | {(time, name + "_ns"): gpu.clock_ns for name in _CLOCKS}
+    fakes |= {(torch.cuda, "synchronize"): gpu.synchronize, (torch.mps, "synchronize"): gpu.synchronize,
+              (sys.modules[__name__], "synchronize"): gpu.synchronize}  # the series' own, as utils.synchronize
+    fakes |= {(torch.cuda, "Event"): partial(_SimulatedEvent, gpu), (torch.mps, "Event"): partial(_SimulatedEvent, gpu)}
     if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
-        targets.append((torch.accelerator, "synchronize"))
-    fakes = {name: gpu.clock for name in _CLOCKS} | {name + "_ns": gpu.clock_ns for name in _CLOCKS}
-    fakes["synchronize"] = gpu.synchronize
-    targets.append((sys.modules[__name__], "synchronize"))  # the series' own, as utils.synchronize
+        fakes[(torch.accelerator, "synchronize")] = gpu.synchronize
+    if hasattr(torch, "Event"):
+        fakes[(torch, "Event")] = device_event
     names = getattr(timer, "__globals__", {})
-    originals = {id(getattr(module, name)): fakes[name] for module, name in targets}
-    # The clocks and synchronizes the timer's module holds by name, and a `synchronize` of its own (lesson
-    # 05 defines the series' one in a cell of its own: another function object than utils' one).
+    originals = {id(getattr(module, name)): fake for (module, name), fake in fakes.items()}
+    # The clocks, synchronizes and events the timer's module holds by name, and a `synchronize` of its own
+    # (lesson 05 defines the series' one in a cell of its own: another function object than utils' one).
     swapped = {k: v for k, v in names.items() if callable(v) and (id(v) in originals or (
         k == "synchronize" and getattr(v, "__name__", "") == "synchronize"))}
+    real = {}
     try:
-        for module, name in targets:
+        for (module, name), fake in fakes.items():
             real[(module, name)] = getattr(module, name)
-            setattr(module, name, fakes[name])
+            setattr(module, name, fake)
         for k, v in swapped.items():
             names[k] = originals.get(id(v), gpu.synchronize)
         result = timer(gpu.work, try_gpu(), *args, **kwargs)
@@ -500,13 +544,14 @@ def _on_a_gpu(t: torch.Tensor, device: str | torch.device = "cuda:0") -> torch.T
 
 
 def _timer_verdict(gpu: _SimulatedGPU) -> None:
-    """Raise _Wrong for a timer that never ran the work, read no clock, or read it before the wait."""
+    """Raise _Wrong for a timer that never ran the work, read no clock (nor the time between two events),
+    or read it before the wait, or started timing before the first, cold call."""
     if "work" not in gpu.events:
         raise _Wrong("core/timer-never-called")
-    if "clock" not in gpu.events:
+    if "clock" not in gpu.events and "elapsed" not in gpu.events:
         raise _Wrong("core/timer-no-clock")
     if gpu.read_before_wait():
         raise _Wrong("core/timer-read-before-wait")
-    first_clock, first_work = gpu.events.index("clock"), gpu.events.index("work")
-    if first_clock < first_work:  # the clock started before the first, cold call
+    first_read = min(gpu.events.index(e) for e in ("clock", "record") if e in gpu.events)
+    if first_read < gpu.events.index("work"):  # the clock started, or an event was recorded, before the first call
         raise _Wrong("core/timer-no-warm-up")

@@ -27,7 +27,8 @@ MESSAGES: dict[str, str] = {
     "core/and": " and ",
     # Timers, checked against a simulated GPU that runs queued work later (exercises/core.py).
     "core/timer-never-called": "your timer never called the function it was given.",
-    "core/timer-no-clock": "your timer never read time.perf_counter(), so it measured nothing.",
+    "core/timer-no-clock": "your timer never read a clock (time.perf_counter(), or elapsed_time between two "
+                          "events), so it measured nothing.",
     "core/timer-read-before-wait": "the clock was read while the work was still queued on the GPU: call "
                                    "synchronize(device) after the work and before reading the clock, "
                                    "or you measure only the launch.",
@@ -373,6 +374,8 @@ MESSAGES: dict[str, str] = {
     "timing.queued-timer/per-call": "queued_timer returned {got} per call, but the simulated GPU works {want} per call "
                                     "on average: time only the calls after the warm-up, up to the final wait.",
     "timing.queued-timer/row": "  {k} x {k} product: waited for after each call {waited}, queued {queued} per call",
+    "timing/events-need-a-gpu": "(not run here: your timer is built on events, which a GPU records in its queue and "
+                                "a CPU has not; on a GPU it runs as it did on the simulated one)",
     "timing.queued-timer/right": "queued_timer warms up, queues the calls and waits once. On this machine ({device}), "
                                  "with median_seconds for the wait after each call:\n{rows}",
     "timing.queued-timer/hint": "simple_timer waits inside its loop; this timer waits only after it. The warm-up "

@@ -134,15 +134,19 @@ def _timing_spread(simple_timer_with_spread):
         raise _Wrong("timing.spread/iqr-zero")
     if not 0.03 * gpu.work_seconds <= got.iqr <= 0.35 * gpu.work_seconds:
         raise _Wrong("timing.spread/iqr", got=format_seconds(got.iqr, "ms"))
-    return _timing_spread_on_this_machine(simple_timer_with_spread)
+    return _timing_spread_on_this_machine(simple_timer_with_spread, "record" in gpu.events)
 
 
-def _timing_spread_on_this_machine(simple_timer_with_spread):
-    """The learner's timer and median_and_iqr_seconds, for real on the reader's device: the "/right" fields."""
+def _timing_spread_on_this_machine(simple_timer_with_spread, uses_events=False):
+    """The learner's timer and median_and_iqr_seconds, for real on the reader's device: the "/right" fields.
+    A timer built on events is not run on a CPU, which has none: the field says so instead."""
     device = try_gpu()
     n = 256 if device.type == "cpu" else 4096  # on a GPU, large enough for its work to outlast a launch
     x = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(device)
-    mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device), "simple_timer_with_spread(fn, device)")
+    if uses_events and device.type == "cpu":
+        mine = _say("timing/events-need-a-gpu")
+    else:
+        mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device), "simple_timer_with_spread(fn, device)")
     return {"device": device, "n": n, "mine": mine, "helper": median_and_iqr_seconds(lambda: x @ x, device, 0.1)}
 
 
@@ -151,7 +155,8 @@ def _timing_queued_timer(queued_timer):
     _expect_callable(queued_timer, "queued_timer")
     result, gpu = _timing_simulated(queued_timer)
     _timer_verdict(gpu)
-    timed = gpu.events[gpu.events.index("clock"):len(gpu.events) - gpu.events[::-1].index("clock")]
+    reads = [i for i, event in enumerate(gpu.events) if event in ("clock", "record")]  # a clock read or an event
+    timed = gpu.events[reads[0]:reads[-1] + 1]
     if timed.count("sync") > 1:
         raise _Wrong("timing.queued-timer/waits-each", syncs=timed.count("sync"), calls=timed.count("work"))
     result = _timing_seconds(result, "queued_timer(fn, device)")
@@ -160,12 +165,15 @@ def _timing_queued_timer(queued_timer):
         raise _Wrong("timing.queued-timer/total", calls=timed.count("work"))
     if not 0.95 * per_call <= result <= 1.1 * per_call:
         raise _Wrong("timing.queued-timer/per-call", got=format_seconds(result), want=format_seconds(per_call))
-    return _timing_queued_on_this_machine(queued_timer)
+    return _timing_queued_on_this_machine(queued_timer, "record" in gpu.events)
 
 
-def _timing_queued_on_this_machine(queued_timer):
-    """The learner's queued timer and median_seconds, for real on the reader's device: the "/right" fields."""
+def _timing_queued_on_this_machine(queued_timer, uses_events=False):
+    """The learner's queued timer and median_seconds, for real on the reader's device: the "/right" fields.
+    A timer built on events is not run on a CPU, which has none: the rows say so instead."""
     device = try_gpu()
+    if uses_events and device.type == "cpu":
+        return {"device": device, "rows": _say("timing/events-need-a-gpu")}
     rows = []
     for k in (64, 256 if device.type == "cpu" else 4096):
         x = torch.randn(k, k, generator=torch.Generator().manual_seed(0)).to(device)

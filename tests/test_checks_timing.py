@@ -32,7 +32,7 @@ def stub_real_runs(monkeypatch):
     fields = {"device": "the simulated device", "naive": "10 µs", "honest": "1 ms", "ratio": "100.0", "note": "",
               "n": 4096, "mine": Timing(1e-3, 1e-4), "helper": Timing(1e-3, 1e-5), "rows": "(rows)"}
     for name in ("_timing_naive_on_this_machine", "_timing_spread_on_this_machine", "_timing_queued_on_this_machine"):
-        monkeypatch.setattr(utils, name, lambda timer: fields)
+        monkeypatch.setattr(utils, name, lambda timer, uses_events=False: fields)
 
 
 def said(capsys) -> str:
@@ -428,3 +428,121 @@ def test_queued_timer_times_the_learners_timer_for_real_on_this_machines_cpu(mac
     assert check("timing.queued-timer", queued_timer) is True
     out = said(capsys)
     assert "64 x 64 product: waited for after each call" in out and "256 x 256 product" in out
+
+
+# --- timers built on events (lesson 05 shows CUDA events) -------------------------------------
+
+def queued_timer_with_cuda_events(fn, device, calls=100):
+    """A right answer on an NVIDIA GPU: two CUDA events around the queued calls, one wait for the last."""
+    fn()
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end) / 1e3 / calls
+
+
+def queued_timer_with_torch_event(fn, device, calls=100):
+    """Another right answer: the device-generic torch.Event, with torch.accelerator.synchronize()."""
+    fn()
+    torch.accelerator.synchronize()
+    begin, end = torch.Event(device, enable_timing=True), torch.Event(device, enable_timing=True)
+    begin.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    torch.accelerator.synchronize()
+    return begin.elapsed_time(end) / 1000 / calls
+
+
+def spread_timer_with_mps_events(fn, device, repeats=25):
+    """A right answer on a Mac: an MPS event pair around each call."""
+    fn()
+    torch.mps.synchronize()
+    times = []
+    for _ in range(repeats):
+        begin, end = torch.mps.Event(enable_timing=True), torch.mps.Event(enable_timing=True)
+        begin.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) / 1e3)
+    q1, median, q3 = statistics.quantiles(times, n=4)
+    return Timing(median, q3 - q1)
+
+
+@pytest.mark.parametrize("name", MACHINES)
+@pytest.mark.parametrize("timer", [queued_timer_with_cuda_events, queued_timer_with_torch_event])
+def test_queued_timer_accepts_a_timer_built_on_events_on_every_machine(machine, stub_real_runs, capsys, name, timer):
+    # Before the simulated GPU made events of its own queue, a real CUDA event around simulated work timed
+    # nothing and the check said "never read time.perf_counter()"; with no CUDA it raised.
+    machine(name)
+    assert check("timing.queued-timer", timer) is True
+    assert "queued_timer warms up, queues the calls and waits once" in said(capsys)
+
+
+def test_spread_accepts_a_timer_built_on_mps_events(machine, stub_real_runs, capsys):
+    machine("apple-mps")
+    assert check("timing.spread", spread_timer_with_mps_events) is True
+    assert "The median and the IQR match the simulated GPU's calls" in said(capsys)
+
+
+def test_an_event_timer_that_reads_before_the_end_event_is_reached_raises_as_cuda_does(stub_real_runs, capsys):
+    def no_wait(fn, device, calls=100):
+        fn()
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        return begin.elapsed_time(end) / 1e3 / calls
+
+    assert check("timing.queued-timer", no_wait) is False
+    assert "Both events must be completed before calculating elapsed time." in said(capsys)
+
+
+def test_an_event_timer_without_enable_timing_or_a_warm_up_is_wrong(stub_real_runs, capsys):
+    def no_timing(fn, device, calls=100):
+        fn()
+        begin, end = torch.cuda.Event(), torch.cuda.Event()
+        begin.record()
+        [fn() for _ in range(calls)]
+        end.record()
+        end.synchronize()
+        return begin.elapsed_time(end) / 1e3 / calls
+
+    def no_warm_up(fn, device, calls=100):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        [fn() for _ in range(calls)]
+        end.record()
+        end.synchronize()
+        return begin.elapsed_time(end) / 1e3 / calls
+
+    assert check("timing.queued-timer", no_timing) is False
+    assert "Both events must be created with argument 'enable_timing=True'." in said(capsys)
+    assert check("timing.queued-timer", no_warm_up) is False
+    assert "the first call was timed" in said(capsys)
+
+
+def test_an_event_timer_that_never_reads_the_time_between_its_events_measured_nothing(stub_real_runs, capsys):
+    def never_reads(fn, device, calls=100):
+        fn()
+        begin = torch.cuda.Event(enable_timing=True)
+        begin.record()
+        [fn() for _ in range(calls)]
+        torch.cuda.synchronize()
+        return 1e-3
+
+    assert check("timing.queued-timer", never_reads) is False
+    assert "your timer never read a clock" in said(capsys)
+
+
+def test_an_event_timer_is_right_on_a_cpu_too_and_is_not_run_there_for_real(machine, capsys):
+    machine("cpu-only")
+    assert check("timing.queued-timer", queued_timer_with_cuda_events) is True
+    assert "not run here: your timer is built on events" in said(capsys)
+    assert check("timing.spread", spread_timer_with_mps_events) is True
+    assert "yours (not run here: your timer is built on events" in said(capsys)
