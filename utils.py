@@ -3668,7 +3668,7 @@ class _SimulatedEvent:
             self.gpu.events.append("sync" if self.at >= self.gpu.done_at else "event-sync")
             self.gpu.now = max(self.gpu.now, self.at)
 
-    def elapsed_time(self, end: "_SimulatedEvent") -> float:
+    def elapsed_time(self, end: object) -> float:
         if not (self.enable_timing and getattr(end, "enable_timing", False)):
             raise ValueError("Both events must be created with argument 'enable_timing=True'.")
         if self.at is None or getattr(end, "at", None) is None:
@@ -7652,7 +7652,8 @@ def _timing_spread_on_this_machine(simple_timer_with_spread, uses_events=False):
     if uses_events and device.type == "cpu":
         mine = _say("timing/events-need-a-gpu")
     else:
-        mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device), "simple_timer_with_spread(fn, device)")
+        mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device),
+                                 "simple_timer_with_spread(fn, device)")
     return {"device": device, "n": n, "mine": mine, "helper": median_and_iqr_seconds(lambda: x @ x, device, 0.1)}
 
 

@@ -274,7 +274,7 @@ class _SimulatedEvent:
             self.gpu.events.append("sync" if self.at >= self.gpu.done_at else "event-sync")
             self.gpu.now = max(self.gpu.now, self.at)
 
-    def elapsed_time(self, end: "_SimulatedEvent") -> float:
+    def elapsed_time(self, end: object) -> float:
         if not (self.enable_timing and getattr(end, "enable_timing", False)):
             raise ValueError("Both events must be created with argument 'enable_timing=True'.")
         if self.at is None or getattr(end, "at", None) is None:

@@ -146,7 +146,8 @@ def _timing_spread_on_this_machine(simple_timer_with_spread, uses_events=False):
     if uses_events and device.type == "cpu":
         mine = _say("timing/events-need-a-gpu")
     else:
-        mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device), "simple_timer_with_spread(fn, device)")
+        mine = _timing_as_timing(simple_timer_with_spread(lambda: x @ x, device),
+                                 "simple_timer_with_spread(fn, device)")
     return {"device": device, "n": n, "mine": mine, "helper": median_and_iqr_seconds(lambda: x @ x, device, 0.1)}
 
 
