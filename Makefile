@@ -220,7 +220,7 @@ bench-fresh: ## Benchmark: clone HEAD into a scratch folder, then time set-up, m
 bench-suite: $(STAMP) ## Benchmark: strict nbval time against notebooks that only import torch (UPTO=05: lessons 00-05)
 	$(PY) -m tools.suite_speed $(if $(UPTO),--upto $(UPTO)) $(NBVAL)
 
-handout: $(STAMP) ## Write the lessons for students, without the solutions, into build/handout/ and build/handout.zip
+handout: $(STAMP) ## Write the lessons for students (no outputs, no solutions) into build/handout/ and build/handout.zip, and the teacher's pack (solutions, tally_checks.py) into build/handout-teacher/ and its zip
 	$(PY) -m tools.handout --out build/handout
 
 clean: ## Remove build/ (keeps .venv and node_modules)

@@ -92,9 +92,38 @@ def _unanswered(answer: object) -> bool:
     return False
 
 
-def check(exercise_id: str, *answers: object) -> bool:
+class Checked:
+    """What ``check()`` returns: true when the answer is right, false when not.
+
+    In a notebook the cell shows only the message ``check()`` printed, not a bare ``True`` or ``False``
+    under it; ``assert check(...)`` (as the solutions do) and ``if check(...):`` work as with a bool.
+    """
+
+    __slots__ = ("right",)
+
+    def __init__(self, right: bool):
+        self.right = bool(right)
+
+    def __bool__(self) -> bool:
+        return self.right
+
+    def __eq__(self, other: object) -> bool:
+        return self.right == other if isinstance(other, (bool, Checked)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.right)
+
+    def __repr__(self) -> str:
+        return repr(self.right)
+
+    def _ipython_display_(self) -> None:
+        """Jupyter shows nothing for it: the message above says all."""
+
+
+def check(exercise_id: str, *answers: object) -> Checked:
     """Check your answer to exercise ``exercise_id``: prints whether it is right, or what is wrong
-    (without giving the solution away), and returns True or False.
+    (without giving the solution away); returns a Checked, true when the answer is right (a notebook
+    cell shows only the message).
 
     Never raises for an answer, whatever it is (not written yet, of the wrong type, raising when
     run): it says what is wrong instead. Raises ValueError only for an exercise id that does not exist.
@@ -103,31 +132,31 @@ def check(exercise_id: str, *answers: object) -> bool:
     exercise = _find(exercise_id)
     if exercise.test is None:
         print(_say("core/answered-in-words", id=exercise_id))
-        return False
+        return Checked(False)
     if not answers or any(_unanswered(a) for a in answers):
         print(_say("core/not-answered", id=exercise_id))
-        return False
+        return Checked(False)
     wanted = list(inspect.signature(exercise.test).parameters)
     try:
         inspect.signature(exercise.test).bind(*answers)
     except TypeError:
         print(_say("core/how-many", id=exercise_id, wanted=len(wanted), names=", ".join(wanted), got=len(answers)))
-        return False
+        return Checked(False)
     try:
         fields = exercise.test(*answers) or {}
     except _Wrong as wrong:
         print(_say("core/wrong", why=_say(wrong.key, **wrong.fields)))
         if exercise.hint:
             print(_say("core/hint-offer", id=exercise_id))
-        return False
+        return Checked(False)
     except Exception as err:  # the learner's own code raised while the check ran it
         print(_say("core/raised", error=f"{type(err).__name__}: {err}"))
         if exercise.hint:
             print(_say("core/hint-offer", id=exercise_id))
-        return False
+        return Checked(False)
     right = f"{exercise_id}/right"
     print(_say("core/right", why=_say(right, **fields) if right in MESSAGES else "").rstrip())
-    return True
+    return Checked(True)
 
 
 def hint(exercise_id: str) -> None:
@@ -285,17 +314,73 @@ class _SimulatedEvent:
         return (end.at - self.at) * 1e3
 
 
+class _SimulatedStream:
+    """The queue of a _SimulatedGPU, as ``torch.cuda.current_stream()`` and ``torch.cuda.default_stream()``
+    return it: ``synchronize()`` waits for the work queued on it (``cudaStreamSynchronize``), ``query()``
+    says whether it is done, ``record_event()`` records an event of its queue."""
+
+    def __init__(self, gpu: _SimulatedGPU):
+        self.gpu = gpu
+
+    def synchronize(self) -> None:
+        self.gpu.synchronize()
+
+    def query(self) -> bool:
+        return self.gpu.now >= self.gpu.done_at
+
+    def record_event(self, event: _SimulatedEvent | None = None) -> _SimulatedEvent:
+        event = event if event is not None else _SimulatedEvent(self.gpu)
+        event.record(self)
+        return event
+
+    def wait_event(self, event: object) -> None:
+        pass  # another queue waits for this one: there is only one queue here
+
+    def wait_stream(self, stream: object) -> None:
+        pass
+
+
+class _TimeitReads:
+    """``with _TimeitReads(clock):`` makes timeit's timers read ``clock()``: ``timeit.default_timer``, and the
+    timer that ``timeit.timeit``, ``timeit.repeat`` and ``timeit.Timer`` take by default, which they hold as a
+    default argument (time.perf_counter as it was when timeit was imported), so that swapping
+    ``time.perf_counter`` alone does not reach them."""
+
+    def __init__(self, clock: Callable[[], float]):
+        import timeit
+
+        self.timeit, self.clock = timeit, clock
+        self.functions = (timeit.Timer.__init__, timeit.timeit, timeit.repeat)
+
+    def __enter__(self):
+        self.real, self.defaults = self.timeit.default_timer, [f.__defaults__ for f in self.functions]
+        self.timeit.default_timer = self.clock
+        for f, defaults in zip(self.functions, self.defaults, strict=True):
+            f.__defaults__ = tuple(self.clock if d is self.real else d for d in defaults)
+        return self
+
+    def __exit__(self, *exc):
+        self.timeit.default_timer = self.real
+        for f, defaults in zip(self.functions, self.defaults, strict=True):
+            f.__defaults__ = defaults
+        return False
+
+
 def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object) -> tuple[object, _SimulatedGPU]:
     """Run ``timer(work, device, *args, **kwargs)`` against a _SimulatedGPU: (what it returned, the GPU).
 
-    ``device`` is the reader's own device. While the timer runs, every way it may wait for a device
-    (``synchronize`` of the series, ``torch.cuda.synchronize``, ``torch.mps.synchronize``,
-    ``torch.accelerator.synchronize``, a function named ``synchronize`` in the timer's module) waits
-    for the simulated GPU, every clock of ``time`` (also when imported by name into the timer's
-    module) reads its simulated time, and ``torch.cuda.Event``, ``torch.mps.Event`` and ``torch.Event``
-    make events of its queue (_SimulatedEvent).
+    ``device`` is the reader's own GPU, or on a machine without one ``cuda:0``, the simulated GPU,
+    for which ``torch.cuda.is_available()`` then says True: a timer that waits only on a GPU (``if
+    device.type == "cuda": torch.cuda.synchronize()``) waits here too, as it would on a GPU. While the
+    timer runs, every way it may wait for a device (``synchronize`` of the series, ``torch.cuda.synchronize``,
+    ``torch.mps.synchronize``, ``torch.accelerator.synchronize``, ``synchronize()`` of
+    ``torch.cuda.current_stream()`` or ``default_stream()``, a function named ``synchronize`` in the
+    timer's module) waits for the simulated GPU, every clock of ``time`` (also when imported by name
+    into the timer's module) reads its simulated time, and ``torch.cuda.Event``, ``torch.mps.Event`` and
+    ``torch.Event`` make events of its queue (_SimulatedEvent).
     """
     gpu = _SimulatedGPU()
+    device = try_gpu()
 
     def device_event(device: object = None, **options: object) -> _SimulatedEvent:  # torch.Event(device, ...)
         return _SimulatedEvent(gpu, **options)
@@ -304,6 +389,12 @@ def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object)
     fakes |= {(torch.cuda, "synchronize"): gpu.synchronize, (torch.mps, "synchronize"): gpu.synchronize,
               (sys.modules[__name__], "synchronize"): gpu.synchronize}  # the series' own, as utils.synchronize
     fakes |= {(torch.cuda, "Event"): partial(_SimulatedEvent, gpu), (torch.mps, "Event"): partial(_SimulatedEvent, gpu)}
+    stream = _SimulatedStream(gpu)
+    fakes |= {(torch.cuda, "current_stream"): lambda device=None: stream,
+              (torch.cuda, "default_stream"): lambda device=None: stream}
+    if device.type == "cpu":  # no GPU here: the simulated one is cuda:0
+        device = torch.device("cuda", 0)
+        fakes[(torch.cuda, "is_available")] = lambda: True
     if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
         fakes[(torch.accelerator, "synchronize")] = gpu.synchronize
     if hasattr(torch, "Event"):
@@ -321,7 +412,7 @@ def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object)
             setattr(module, name, fake)
         for k, v in swapped.items():
             names[k] = originals.get(id(v), gpu.synchronize)
-        result = timer(gpu.work, try_gpu(), *args, **kwargs)
+        result = timer(gpu.work, device, *args, **kwargs)
     finally:
         for (module, name), value in real.items():
             setattr(module, name, value)
@@ -337,7 +428,8 @@ class _OnAGPU(torch.Tensor):
     Every operation computes on the CPU; what a real CUDA or MPS tensor does with it decides what
     this one does (tests/test_exercises.py tests each against a table that cites PyTorch's source):
 
-    - ``device``, ``is_cuda``, ``is_mps`` say the pretended device; a result keeps it.
+    - ``device``, ``is_cuda``, ``is_mps``, ``is_cpu``, ``get_device()`` say the pretended device; a result
+      keeps it.
     - copies out to Python or the CPU work, as on a GPU: ``.cpu()``, ``.to("cpu")``,
       ``.to(cpu_tensor)``, ``.numpy(force=True)`` give plain CPU tensors or arrays, ``tolist()``,
       ``item()``, ``float()``, ``int()``, ``bool()`` and ``print()`` give Python values or text.
@@ -363,6 +455,10 @@ class _OnAGPU(torch.Tensor):
             return cls.pretend.type == "cuda"
         if owner is torch.Tensor.is_mps:
             return cls.pretend.type == "mps"
+        if owner is torch.Tensor.is_cpu:
+            return False
+        if func is torch.Tensor.get_device:  # the GPU's index (-1 only for a CPU tensor)
+            return cls.pretend.index
         if func is torch.Tensor.numpy and kwargs.get("force"):  # documented: detach().cpu()...numpy()
             return _plain(args[0]).detach().resolve_conj().resolve_neg().numpy()
         if func in (torch.Tensor.numpy, torch.Tensor.__array__):  # torch/csrc/utils/tensor_numpy.cpp

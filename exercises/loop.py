@@ -8,6 +8,7 @@ were. The pinning exercise times the learner's calls with the series' timer on a
 says what it skipped elsewhere.
 """
 
+import contextlib
 import copy
 import io
 import re
@@ -31,11 +32,30 @@ from utils import (
 
 
 def _loop_number(value, what):
+    """``value`` as a float: a Python or NumPy number, or a tensor with one value."""
+    import numpy as np
+
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         return float(value.detach().cpu())
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         _expect(value, float, what)  # raises: says what it should be
     return float(value)
+
+
+@contextlib.contextmanager
+def _loop_learning_rates():
+    """The learning rates of every optimizer made while the block runs, as it was made."""
+    real, rates = torch.optim.Optimizer.__init__, []
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        rates.extend(float(group["lr"]) for group in self.param_groups if "lr" in group)
+
+    torch.optim.Optimizer.__init__ = spy
+    try:
+        yield rates
+    finally:
+        torch.optim.Optimizer.__init__ = real
 
 
 class _LoopKeepRandomState:
@@ -92,7 +112,8 @@ def _loop_save_optimizer(resume_one_epoch, why):
         untrained, checkpoint = _loop_checkpoints()
         torch.manual_seed(0)  # the same random state for the answer's epochs, first call or not
         kept = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
-        fresh = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
+        with _loop_learning_rates() as fresh_rates:
+            fresh = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
         if min(kept, fresh) <= 0.5:  # trained weights: then a checkpoint of untrained ones must show
             first = _loop_number(resume_one_epoch(copy.deepcopy(untrained), True), "resume_one_epoch(untrained, True)")
             if first <= 0.5:
@@ -102,6 +123,10 @@ def _loop_save_optimizer(resume_one_epoch, why):
     if kept == fresh:
         raise _Wrong("loop.save-optimizer/same", loss=kept)
     if kept > fresh:
+        saved = checkpoint["optimizer"]["param_groups"][0]["lr"]
+        other = next((lr for lr in fresh_rates if lr != saved), None)  # Adam's default, 0.001, most likely
+        if other is not None:
+            raise _Wrong("loop.save-optimizer/fresh-lr", kept=kept, fresh=fresh, lr=other, saved=saved)
         raise _Wrong("loop.save-optimizer/wrong-way-round", kept=kept, fresh=fresh)
     if letter != _LOOP_WHY_OPTIMIZER:
         raise _Wrong(f"loop.save-optimizer/why-{letter}")
@@ -174,6 +199,10 @@ _LOOP_WHY_THREAD = "a"  # pinning the next batch runs beside the training step, 
 def _loop_pin_price(pin_host, copy_pageable, pays, why_a_thread):
     _expect_callable(pin_host, "pin_host")
     _expect_callable(copy_pageable, "copy_pageable")
+    import numpy as np
+
+    if isinstance(pays, np.bool_):  # a comparison of NumPy numbers
+        pays = bool(pays)
     _expect(pays, bool, "pays")
     letter = _letter(why_a_thread, "why_a_thread", "loop.pin-price/choice")
     device = try_gpu()

@@ -187,7 +187,7 @@ MESSAGES: dict[str, str] = {
     "tensors.missing-gpu/not-an-error": "error should be the exception you caught (or None), but it is {got}.",
     "tensors.missing-gpu/other": 'error is {kind}: {message}. That is not what torch.ones(2, device="cuda:5") '
                                  "raises on this machine: keep the exception that creating this tensor raises.",
-    "tensors.missing-gpu/unexpected": 'error is a {kind}, but on this machine torch.ones(2, device="cuda:5") '
+    "tensors.missing-gpu/unexpected": 'error is {got}, but on this machine torch.ones(2, device="cuda:5") '
                                       "raises nothing: it has {count} CUDA GPUs, so error should be None.",
     "tensors.missing-gpu/hint": "Set error = None, create the tensor inside a try: block, and in the except "
                                 "clause (except Exception as err:) keep err in error. What it catches depends "
@@ -195,6 +195,8 @@ MESSAGES: dict[str, str] = {
     "tensors.retype/right": "retyped has memory of its own ({old} bytes per value in t, {new} in retyped): a "
                             "change of type always copies, even on the same device.",
     "tensors.retype/device": "retyped lives on {got}, but t is on {want}: keep the device and change only the type.",
+    "tensors.retype/t-changed": "t is float16, but the template makes it float32: run its first line again and "
+                                "leave t as it is; the float16 copy goes in retyped.",
     "tensors.retype/same-dtype": "retyped has t's own type, {dtype}: ask .to() for torch.float16 as well.",
     "tensors.retype/dtype": "retyped is {dtype}; the exercise asks for torch.float16.",
     "tensors.retype/values": "retyped does not hold t's values: make it from t, with t.to(...).",
@@ -336,6 +338,9 @@ MESSAGES: dict[str, str] = {
                                     "read the counter before creating the layer on the device, and again after.",
     "models.layer-bytes/too-large": "measured is {measured:,}, more than twice the parameters' {size:,} bytes: "
                                     "subtract the counter's value before the move from its value after.",
+    "models.layer-bytes/not-exact": "measured is {measured:,}, but on a CUDA GPU memory_allocated grows by exactly "
+                                    "the bytes of the parameters: read it (not memory_reserved) just before and just "
+                                    "after the move, with nothing else made in between.",
     "models.layer-bytes/hint": "Sum p.numel() * p.element_size() over net.parameters(). For the measurement: "
                                "torch.cuda.memory_allocated(device) (or torch.mps.current_allocated_memory()) "
                                "before, the layer .to(device), the counter again, and the difference.",
@@ -645,7 +650,13 @@ MESSAGES: dict[str, str] = {
                                     "the CPU, a.double() @ b.double().",
     "tf32.precision-settings/too-large": 'product_error({where}, "{precision}") is {got:.3g}, far above what rounding '
                                          "gives (about 10⁻⁴ for a 512 x 512 float32 product): compare with the "
-                                         "float64 product of the same two matrices.",
+                                         "float64 product of the same two matrices, as the largest absolute "
+                                         "difference.",
+    "tf32.precision-settings/negative": 'product_error({where}, "{precision}") is {got:.3g}, below zero: an error is '
+                                        "the size of a difference, so take .abs() before .max().",
+    "tf32.precision-settings/not-on-device": 'product_error({where}, "{precision}") puts no tensor on {where}: move '
+                                             "the two matrices there (.to(where)) before multiplying, or the rows of "
+                                             "your device measure the CPU again.",
     "tf32.precision-settings/where-b": "TF32 is NVIDIA's, inside the tensor cores of Ampere and later GPUs: a CPU, a "
                                        'T4, a V100 and a Mac have none, so "high" changes nothing there (your CPU '
                                        "rows show it).",
@@ -673,15 +684,20 @@ MESSAGES: dict[str, str] = {
                                     "CPU keeps its running total in float64 too (rounding only each output to "
                                     "float32). Add the chunk sums one by one in float32: np.cumsum(..., "
                                     "dtype=np.float32), or a loop whose total is a float32 tensor.",
-    "tf32.chunked-sum/float64-total": "for section 3's million numbers in chunks of 10, chunked_sum gives {got:.6f}, "
-                                      "what adding the chunk sums in float64 gives, not {want:.6f}, their float32 "
-                                      "running total. torch.cumsum on the CPU keeps its running total in float64 "
-                                      "(rounding only each output to float32), and a Python float is float64: "
-                                      "neither loses the low bits this exercise is about. Use np.cumsum(..., "
-                                      "dtype=np.float32), or a loop whose total is a float32 tensor.",
-    "tf32.chunked-sum/values": "for section 3's million numbers in chunks of 10, chunked_sum gives {got:.6f}, but "
-                               "adding the chunk sums one by one in float32 gives {want:.6f}. Are they added one by "
-                               "one, in a float32 running total? (torch.sum adds pairwise.)",
+    "tf32.chunked-sum/float64-total": "for 2**24 followed by {n} chunks that each sum to 1, chunked_sum(v, 10) gives "
+                                      "{got:.0f}, what adding the chunk sums in float64 gives, not {want:.0f}: in a "
+                                      "float32 running total each 1 rounds away against 2**24. torch.cumsum on the "
+                                      "CPU keeps its running total in float64 (rounding only each output to "
+                                      "float32), and a Python float is float64: neither loses the low bits this "
+                                      "exercise is about. Use np.cumsum(..., dtype=np.float32), or a loop whose "
+                                      "total is a float32 tensor.",
+    "tf32.chunked-sum/pairwise": "for 2**24 followed by {n} chunks that each sum to 1, chunked_sum(v, 10) gives "
+                                 "{got:.0f}, not {want:.0f}, which adding the chunk sums one by one in float32 gives: "
+                                 "there each 1 rounds away against 2**24. Are the chunk sums added one by one, in a "
+                                 "float32 running total? (torch.sum adds pairwise, and so does np.sum.)",
+    "tf32.chunked-sum/values": "for section 3's million numbers in chunks of {chunk}, chunked_sum gives {got:.6f}, "
+                               "but summing each chunk and adding the chunk sums one by one in float32 gives "
+                               "{want:.6f}.",
     "tf32.chunked-sum/not-a-chunk": "most_accurate is {got}: answer with one of the chunk sizes, 10, 1000 or 100_000.",
     "tf32.chunked-sum/most-accurate": "most_accurate is {got}, but another chunk size lands closer to the float64 "
                                       "sum: print the three errors.",
@@ -707,6 +723,9 @@ MESSAGES: dict[str, str] = {
     "tf32.repeatable/not-deterministic": "train never calls torch.use_deterministic_algorithms(True). On a CPU two "
                                          "runs agree anyway, but on a CUDA GPU an operation with atomic additions "
                                          "(section 4) can make them differ: switch it on inside train.",
+    "tf32.repeatable/not-on-device": "train({device}) puts no tensor on {device}: move the model and the data there "
+                                     "(.to(where)), or both runs are on the CPU and the comparison across devices "
+                                     "compares the CPU with itself.",
     "tf32.repeatable/not-learning": "the loss went from {first:.4f} to {last:.4f} in 10 steps: the model does not "
                                     "learn. Does each step run the optimizer, as training_step does?",
     "tf32.repeatable/differ": "two runs of train differ by up to {diff:.2e}: seed inside train, before making the "
@@ -790,6 +809,10 @@ MESSAGES: dict[str, str] = {
                                 "only when keep_optimizer is True?",
     "loop.save-optimizer/wrong-way-round": "with the saved state the epoch's loss is {kept:.4f}, with a fresh Adam "
                                            "{fresh:.4f}: is keep_optimizer used the right way round?",
+    "loop.save-optimizer/fresh-lr": "with the saved state the epoch's loss is {kept:.4f}, with a fresh Adam "
+                                    "{fresh:.4f}, but that fresh Adam has a learning rate of {lr:g}, not the "
+                                    "checkpoint's {saved:g}: make it as section 5 does, so that only the optimizer's "
+                                    "state differs.",
     "loop.save-optimizer/why-a": "both runs make Adam with the same learning rate, 0.01: the difference is in what "
                                  "Adam remembers.",
     "loop.save-optimizer/why-c": "both runs load the trained weights: only the optimizer's state differs.",
@@ -817,7 +840,8 @@ MESSAGES: dict[str, str] = {
     "loop.resume-exactly/generator": "after restore the loader's generator is not where it was at the save, so the "
                                      "resumed run shuffles as in epoch 1 again: save its state and set it back.",
     "loop.resume-exactly/rng": "after restore PyTorch's global random state is not the one at the save, so dropout "
-                               "zeroes other units: save torch.get_rng_state() and set it back.",
+                               "zeroes other units: save torch.get_rng_state() and set it back, with no seed after "
+                               "it.",
     "loop.resume-exactly/differs": "everything came back, but 2 more epochs do not end with the weights of 4 "
                                    "straight ones: does restore change anything after setting the states, such as "
                                    "a seed?",

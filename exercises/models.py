@@ -1,5 +1,7 @@
 """The checks of lesson 04, models on devices."""
 
+import numbers
+
 import torch
 from torch import nn
 
@@ -17,6 +19,25 @@ from utils import (
 )
 
 
+def _models_count(value, what):
+    """``value`` as an int, also a whole number written another way: NumPy's (np.prod(p.shape) * 4), a float
+    (p.numel() * 32 / 8), a tensor of one value; anything else is _expect's _Wrong, which says what it is."""
+    number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
+    if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
+        return int(number)
+    _expect(value, int, what)  # raises
+    return value
+
+
+def _models_truth(value):
+    """``value`` as a bool where it is one written another way (NumPy's bool, a tensor of one bool); else as it is."""
+    if isinstance(value, torch.Tensor):
+        return bool(value) if value.numel() == 1 and value.dtype == torch.bool else value
+    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
+        return bool(value)  # a NumPy bool, whose type NumPy 2 names "bool" too
+    return value
+
+
 def _models_other() -> torch.device:
     """Section 5's ``other``: of the two devices of this machine, the one that is not the CPU."""
     first, second = two_different_devices()
@@ -28,6 +49,8 @@ _MODELS_ON_CPU = {"net": False, "X": True}  # after `net.to(other)` and `X.to(ot
 
 @_register("models.to-in-place", hint="models.to-in-place/hint")
 def _models_to_in_place(on_cpu, X_on_other):
+    if isinstance(on_cpu, dict):
+        on_cpu = {name: _models_truth(answer) for name, answer in on_cpu.items()}
     wrong = _table_answers(on_cpu, _MODELS_ON_CPU, "on_cpu", "models.to-in-place/missing")
     if wrong:
         raise _Wrong("models.to-in-place/wrong", names=_say("core/and").join(wrong))
@@ -70,10 +93,11 @@ def _models_split(split, one_device):
     if isinstance(split, type):
         raise _Wrong("models.split/a-class", name=split.__name__)
     _expect(split, nn.Module, "split")
-    layers = [m for m in split.modules() if isinstance(m, nn.Linear)]
-    shapes = [(m.in_features, m.out_features) for m in layers]
-    if shapes != [(3, 4), (4, 1)]:
+    linears = [m for m in split.modules() if isinstance(m, nn.Linear)]
+    by_shape = {(m.in_features, m.out_features): m for m in linears}
+    if len(linears) != 2 or set(by_shape) != {(3, 4), (4, 1)}:
         raise _Wrong("models.split/layers", found=_models_linears(split))
+    layers = [by_shape[(3, 4)], by_shape[(4, 1)]]  # in the order data flows, whatever order __init__ made them
     first, second = two_different_devices()
     where = [{p.device for p in m.parameters()} for m in layers]
     if where[0] == where[1]:
@@ -92,6 +116,7 @@ def _models_split(split, one_device):
             raise _Wrong("models.split/output-device", case=case, got=y.device, second=second)
         if tuple(y.shape) != (2, 1):
             raise _Wrong("models.split/output-shape", case=case, shape=tuple(y.shape))
+    one_device = _models_truth(one_device)
     _expect(one_device, bool, "one_device")
     try:
         model_device(split)
@@ -183,8 +208,7 @@ def _models_layer_bytes(parameter_bytes, measured):
     for case, net in _models_bytes_cases():
         params = list(net.parameters())
         want = sum(p.numel() * p.element_size() for p in params)
-        got = parameter_bytes(net)
-        _expect(got, int, f"parameter_bytes({case})")
+        got = _models_count(parameter_bytes(net), f"parameter_bytes({case})")
         if got == want:
             continue
         if got == sum(p.numel() for p in params):
@@ -201,9 +225,11 @@ def _models_layer_bytes(parameter_bytes, measured):
         return {"summary": _say("models.layer-bytes/on-cpu", size=size)}
     if measured is None:
         raise _Wrong("models.layer-bytes/not-measured", device=best)
-    _expect(measured, int, "measured")
+    measured = _models_count(measured, "measured")
     if measured < size:
         raise _Wrong("models.layer-bytes/too-small", measured=measured, size=size)
     if measured > 2 * size:
         raise _Wrong("models.layer-bytes/too-large", measured=measured, size=size)
+    if best.type == "cuda" and measured != size:  # blocks of 512 bytes, which both tensors fill: exactly their bytes
+        raise _Wrong("models.layer-bytes/not-exact", measured=measured, size=size)
     return {"summary": _say("models.layer-bytes/measured", size=size, device=best, measured=measured)}

@@ -144,11 +144,15 @@ def _payoff_peaks_on_this_machine():
     return {"device": device, "n": n, "rows": "\n".join(rows)}
 
 
+_PAYOFF_DEVICE = torch.device("cpu")  # what m.device gives: the device m stands for, told apart by identity
+
+
 class _PayoffCounted(torch.Tensor):
     """A CPU tensor that counts the copies of its values to the CPU (as Python numbers, text or NumPy,
     or written into a plain tensor, one on the CPU): the calls that on a GPU copy across the bus and
     wait. What it computes stays of this class, so that copies of results count too; a copy is a
-    plain tensor."""
+    plain tensor. Its ``device`` is _PAYOFF_DEVICE, so that a tensor made or moved there is one on
+    the device it stands for (_PayoffOnTheDevice)."""
 
     copies = 0
     COPIES = (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__float__, torch.Tensor.__int__,
@@ -157,8 +161,10 @@ class _PayoffCounted(torch.Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if getattr(func, "__self__", None) is torch.Tensor.device:
+            return _PAYOFF_DEVICE
         to_cpu = func is torch.Tensor.to and any(str(a) == "cpu" for a in [*args[1:], *kwargs.values()]
-                                                  if isinstance(a, (str, torch.device)))
+                                                  if isinstance(a, (str, torch.device)) and a is not _PAYOFF_DEVICE)
         into_the_cpu = (  # plain[i] = counted, plain.copy_(counted)
             (func is torch.Tensor.__setitem__ and not isinstance(args[0], cls) and isinstance(args[2], cls))
             or (func is torch.Tensor.copy_ and not isinstance(args[0], cls) and isinstance(args[1], cls)))
@@ -173,14 +179,18 @@ class _PayoffCounted(torch.Tensor):
 
 
 class _PayoffOnTheDevice(TorchFunctionMode):
-    """While log_every runs: a tensor it makes with a device of its own (torch.empty(n, device=m.device))
-    is one on m's device, so its copies count too."""
+    """While log_every runs: a tensor it makes on m's device (torch.empty(n, device=m.device)), or moves
+    there (torch.zeros(n).to(m.device)), is one on that device, so its copies count too; one it makes
+    on the CPU by name (device="cpu") stays in main memory, as on a GPU machine."""
 
     FACTORIES = (torch.empty, torch.zeros, torch.ones, torch.full, torch.tensor, torch.as_tensor, torch.stack)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        if func in self.FACTORIES and (kwargs or {}).get("device") is not None and type(result) is torch.Tensor:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        to_the_device = (func in self.FACTORIES and kwargs.get("device") is _PAYOFF_DEVICE) or (
+            func is torch.Tensor.to and any(a is _PAYOFF_DEVICE for a in [*args[1:], *kwargs.values()]))
+        if to_the_device and type(result) is torch.Tensor:
             result = result.as_subclass(_PayoffCounted)
         return result
 

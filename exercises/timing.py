@@ -8,7 +8,6 @@ real on the reader's own device, and the "/right" message says what that device 
 import numbers
 import statistics
 import time
-import timeit
 
 import torch
 
@@ -20,6 +19,7 @@ from utils import (
     _say,
     _SimulatedGPU,
     _time_with_a_simulated_gpu,
+    _TimeitReads,
     _timer_verdict,
     _Wrong,
     format_seconds,
@@ -58,14 +58,11 @@ def _timing_seconds(value, what):
 
 
 def _timing_simulated(timer):
-    """_time_with_a_simulated_gpu(timer), with timeit.default_timer (time.perf_counter by another name,
-    which the timeit module holds as its own) reading the simulated clock too."""
-    real = timeit.default_timer
-    timeit.default_timer = lambda: time.perf_counter()
-    try:
+    """_time_with_a_simulated_gpu(timer), with timeit's timers (timeit.default_timer, timeit.timeit,
+    timeit.repeat, timeit.Timer: time.perf_counter by another name, which the timeit module holds as its
+    own) reading the simulated clock too."""
+    with _TimeitReads(lambda: time.perf_counter()):
         return _time_with_a_simulated_gpu(timer)
-    finally:
-        timeit.default_timer = real
 
 
 _TIMING_RATIO = "b"  # what decides how far a naive read is off: the device's work against the launch

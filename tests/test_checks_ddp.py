@@ -124,7 +124,7 @@ COUNTS = {"with no_sync": 1, "without": 2}
 @pytest.mark.parametrize("name", ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"])
 def test_no_sync_accepts_the_accumulated_step_on_every_machine(machine, capsys, name):
     machine(name)  # the check's one process trains on the CPU with Gloo, whatever the machine has
-    assert check("ddp.no-sync", accumulate_step, dict(COUNTS)) is True
+    assert check("ddp.no-sync", accumulate_step, dict(COUNTS))
     assert "One all-reduce in your step instead of two" in said(capsys)
     assert not torch.distributed.is_initialized()  # the check closed the group it opened
 
@@ -138,42 +138,42 @@ def test_no_sync_leaves_the_learners_random_generator_as_it_was():
 
 
 def test_no_sync_catches_a_step_that_all_reduces_every_micro_batch(capsys):
-    assert check("ddp.no-sync", without_no_sync, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", without_no_sync, dict(COUNTS))
     assert "the weights are right, but your step made 2 all-reduces" in said(capsys)
-    assert check("ddp.no-sync", forward_outside, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", forward_outside, dict(COUNTS))
     assert "run the first micro-batch's forward AND backward inside the block" in said(capsys)
 
 
 def test_no_sync_accepts_a_loop_over_micro_batches_with_a_null_context(capsys):
-    assert check("ddp.no-sync", any_number_of_micro_batches, dict(COUNTS)) is True
+    assert check("ddp.no-sync", any_number_of_micro_batches, dict(COUNTS))
 
 
 def test_no_sync_catches_the_reversed_order_whose_all_reduce_carries_half_the_gradient(capsys):
     # One process cannot tell it apart by the weights: the all-reduce of one process changes nothing.
-    assert check("ddp.no-sync", reversed_order, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", reversed_order, dict(COUNTS))
     assert "it carried only the first micro-batch's gradient" in said(capsys)
 
 
 def test_no_sync_catches_a_step_that_never_all_reduces(capsys):
-    assert check("ddp.no-sync", both_inside, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", both_inside, dict(COUNTS))
     assert "your step made no all-reduce" in said(capsys)
 
 
 def test_no_sync_catches_wrong_weights_by_their_cause(capsys):
-    assert check("ddp.no-sync", not_halved, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", not_halved, dict(COUNTS))
     assert "moved the weights twice as far" in said(capsys)
-    assert check("ddp.no-sync", no_zero_grad, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", no_zero_grad, dict(COUNTS))
     assert "the gradients of an earlier step were still in .grad" in said(capsys)
-    assert check("ddp.no-sync", first_under_no_grad, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", first_under_no_grad, dict(COUNTS))
     assert "only one micro-batch's gradient reached the step" in said(capsys)
-    assert check("ddp.no-sync", steps_twice, dict(COUNTS)) is False
+    assert not check("ddp.no-sync", steps_twice, dict(COUNTS))
     assert "called optimizer.step() 2 times" in said(capsys)
 
 
 def test_no_sync_wants_the_counts_of_all_reduces(capsys):
-    assert check("ddp.no-sync", accumulate_step, {"with no_sync": 2, "without": 2}) is False
+    assert not check("ddp.no-sync", accumulate_step, {"with no_sync": 2, "without": 2})
     assert 'all_reduces is not, for: "with no_sync"' in said(capsys)
-    assert check("ddp.no-sync", accumulate_step, {"with no_sync": 1}) is False
+    assert not check("ddp.no-sync", accumulate_step, {"with no_sync": 1})
     assert 'all_reduces lacks an answer for: "without"' in said(capsys)
 
 
@@ -182,11 +182,11 @@ def test_no_sync_template_and_wrong_types(capsys):
         """A docstring."""
         ...
 
-    assert check("ddp.no-sync", template, {"with no_sync": ..., "without": ...}) is False
+    assert not check("ddp.no-sync", template, {"with no_sync": ..., "without": ...})
     assert said(capsys).startswith("Not answered yet")
-    assert check("ddp.no-sync", "accumulate_step", dict(COUNTS)) is False
+    assert not check("ddp.no-sync", "accumulate_step", dict(COUNTS))
     assert "accumulate_step should be a function you wrote" in said(capsys)
-    assert check("ddp.no-sync", accumulate_step, [1, 2]) is False
+    assert not check("ddp.no-sync", accumulate_step, [1, 2])
     assert "all_reduces should be a dict, but it is a list" in said(capsys)
 
 
@@ -210,31 +210,31 @@ def train(batch, lr, epochs=3, last_batch=False, batch_size=None):
 
 
 def test_scaling_rule_accepts_a_train_with_any_shuffle_and_the_doubled_rate(capsys):
-    assert check("ddp.scaling-rule", train, 0.2, "a") is True  # an unseeded shuffle: the check allows for it
+    assert check("ddp.scaling-rule", train, 0.2, "a")  # an unseeded shuffle: the check allows for it
     assert "learning rate 0.2 stays within" in said(capsys)
 
 
 def test_scaling_rule_catches_the_wrong_rate_and_the_wrong_reasons(capsys):
-    assert check("ddp.scaling-rule", train, 0.1, "a") is False
+    assert not check("ddp.scaling-rule", train, 0.1, "a")
     assert "your own losses say otherwise" in said(capsys)
-    assert check("ddp.scaling-rule", train, 0.2, "b") is False
+    assert not check("ddp.scaling-rule", train, 0.2, "b")
     assert "(b) is not it: the loss is a mean" in said(capsys)
-    assert check("ddp.scaling-rule", train, 0.2, "c") is False
+    assert not check("ddp.scaling-rule", train, 0.2, "c")
     assert "(c) is not it" in said(capsys)
-    assert check("ddp.scaling-rule", train, 0.2, "linear") is False
+    assert not check("ddp.scaling-rule", train, 0.2, "linear")
     assert "why should be \"a\", \"b\" or \"c\", but it is 'linear'" in said(capsys)
-    assert check("ddp.scaling-rule", train, 64, "a") is False
+    assert not check("ddp.scaling-rule", train, 64, "a")
     assert "closer should be a float, but it is an int" in said(capsys)
 
 
 def test_scaling_rule_catches_a_train_that_measures_the_wrong_thing(capsys):
-    assert check("ddp.scaling-rule", lambda b, lr: train(b, lr, last_batch=True), 0.2, "a") is False
+    assert not check("ddp.scaling-rule", lambda b, lr: train(b, lr, last_batch=True), 0.2, "a")
     assert "measure the loss on all 256 examples after each epoch" in said(capsys)
-    assert check("ddp.scaling-rule", lambda b, lr: train(b, lr, batch_size=32), 0.2, "a") is False
+    assert not check("ddp.scaling-rule", lambda b, lr: train(b, lr, batch_size=32), 0.2, "a")
     assert "train(64, 0.1) gives the very losses of train(32, 0.1)" in said(capsys)
-    assert check("ddp.scaling-rule", lambda b, lr: train(b, 0.1), 0.2, "a") is False
+    assert not check("ddp.scaling-rule", lambda b, lr: train(b, 0.1), 0.2, "a")
     assert "train(64, 0.2) gives the very losses of train(64, 0.1)" in said(capsys)
-    assert check("ddp.scaling-rule", lambda b, lr: train(b, lr)[-1], 0.2, "a") is False
+    assert not check("ddp.scaling-rule", lambda b, lr: train(b, lr)[-1], 0.2, "a")
     assert "train(32, 0.1) returns float: it should return a list of 3 losses" in said(capsys)
 
 
@@ -250,27 +250,27 @@ def rank_shares(examples, drop_last, shuffle=True):
 
 
 def test_uneven_data_accepts_the_samplers_shares_and_says_what_they_hold(capsys):
-    assert check("ddp.uneven-data", rank_shares, "a") is True
+    assert check("ddp.uneven-data", rank_shares, "a")
     assert "Without drop_last each rank reads 51 indices" in said(capsys)
 
 
 def test_uneven_data_catches_a_missing_drop_last_a_missing_shuffle_and_swapped_ranks(capsys):
-    assert check("ddp.uneven-data", lambda e, d: rank_shares(e, False), "a") is False
+    assert not check("ddp.uneven-data", lambda e, d: rank_shares(e, False), "a")
     assert "drop_last=True) returns what the sampler gives with the other drop_last" in said(capsys)
-    assert check("ddp.uneven-data", lambda e, d: rank_shares(e, d, shuffle=False), "a") is False
+    assert not check("ddp.uneven-data", lambda e, d: rank_shares(e, d, shuffle=False), "a")
     assert "returns the indices in order, without the shuffle" in said(capsys)
-    assert check("ddp.uneven-data", lambda e, d: rank_shares(e, d)[::-1], "a") is False
+    assert not check("ddp.uneven-data", lambda e, d: rank_shares(e, d)[::-1], "a")
     assert "returns rank 1's indices first" in said(capsys)
-    assert check("ddp.uneven-data", lambda e, d: [e[0::2], e[1::2]], "a") is False
+    assert not check("ddp.uneven-data", lambda e, d: [e[0::2], e[1::2]], "a")
     assert "returns shares of 51 and 50 indices that are not what a DistributedSampler" in said(capsys)
 
 
 def test_uneven_data_catches_wrong_types_and_reasons(capsys):
-    assert check("ddp.uneven-data", lambda e, d: len(rank_shares(e, d)[0]), "a") is False
+    assert not check("ddp.uneven-data", lambda e, d: len(rank_shares(e, d)[0]), "a")
     assert "returns int: it should return two lists" in said(capsys)
-    assert check("ddp.uneven-data", rank_shares, "b") is False
+    assert not check("ddp.uneven-data", rank_shares, "b")
     assert "(b) is not it: the sampler never sees" in said(capsys)
-    assert check("ddp.uneven-data", rank_shares, "c") is False
+    assert not check("ddp.uneven-data", rank_shares, "c")
     assert "(c) is not it: a smaller last batch happens in one process too" in said(capsys)
-    assert check("ddp.uneven-data", rank_shares, ...) is False
+    assert not check("ddp.uneven-data", rank_shares, ...)
     assert said(capsys).startswith("Not answered yet")

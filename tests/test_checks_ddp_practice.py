@@ -46,51 +46,51 @@ def failed_launch(pids):
 
 
 def test_hang_accepts_the_failed_launch_and_prints_what_rank_0_said(capsys, ended):
-    assert check("ddp-practice.hang", failed_launch(ended), 9.4, ended) is True
+    assert check("ddp-practice.hang", failed_launch(ended), 9.4, ended)
     out = said(capsys)
     assert "launch raised RuntimeError after 9.4 s" in out and "Timed out waiting 5000ms" in out
-    assert check("ddp-practice.hang", failed_launch(ended), 9.4, [str(p) for p in ended]) is True  # as read
+    assert check("ddp-practice.hang", failed_launch(ended), 9.4, [str(p) for p in ended])  # as read
 
 
 def test_hang_accepts_the_pids_as_a_set_or_in_any_order_and_seconds_as_numpy_or_a_timedelta(capsys, ended):
     error = failed_launch(ended)
-    assert check("ddp-practice.hang", error, 9.4, set(ended)) is True  # set(re.findall(...))
-    assert check("ddp-practice.hang", error, 9, tuple(reversed(ended))) is True
-    assert check("ddp-practice.hang", error, np.float32(9.4), [np.int64(p) for p in ended]) is True
-    assert check("ddp-practice.hang", error, datetime.timedelta(seconds=9.4), [f" {p}" for p in ended]) is True
+    assert check("ddp-practice.hang", error, 9.4, set(ended))  # set(re.findall(...))
+    assert check("ddp-practice.hang", error, 9, tuple(reversed(ended)))
+    assert check("ddp-practice.hang", error, np.float32(9.4), [np.int64(p) for p in ended])
+    assert check("ddp-practice.hang", error, datetime.timedelta(seconds=9.4), [f" {p}" for p in ended])
     assert "launch raised RuntimeError after 9.4 s" in said(capsys)
 
 
 def test_hang_wants_the_exception_itself_not_its_text_or_nothing(capsys, ended):
-    assert check("ddp-practice.hang", str(failed_launch(ended)), 9.4, ended) is False
+    assert not check("ddp-practice.hang", str(failed_launch(ended)), 9.4, ended)
     assert "error should be the exception launch raised (except RuntimeError as err: error = err), but it is a str" \
         in said(capsys)
-    assert check("ddp-practice.hang", None, 9.4, ended) is False
+    assert not check("ddp-practice.hang", None, 9.4, ended)
     assert "error is None: launch raised nothing" in said(capsys)
-    assert check("ddp-practice.hang", ..., ..., ...) is False
+    assert not check("ddp-practice.hang", ..., ..., ...)
     assert said(capsys).startswith("Not answered yet")
 
 
 def test_hang_catches_a_launch_that_its_own_timeout_ended(capsys, ended):
     # no process-group timeout: the wait lasted until launch's 60 s, which raises TimeoutError
-    assert check("ddp-practice.hang", TimeoutError("hang.py did not finish within 60 s"), 95.0, ended) is False
+    assert not check("ddp-practice.hang", TimeoutError("hang.py did not finish within 60 s"), 95.0, ended)
     assert "launch raised TimeoutError: its own timeout of 60 s" in said(capsys)
-    assert check("ddp-practice.hang", failed_launch(ended), 61.0, ended) is False
+    assert not check("ddp-practice.hang", failed_launch(ended), 61.0, ended)
     assert "seconds is 61.0, longer than rank 1's minute of sleep" in said(capsys)
 
 
 def test_hang_catches_a_time_shorter_than_the_groups_timeout(capsys, ended):
-    assert check("ddp-practice.hang", failed_launch(ended), 0.002, ended) is False
+    assert not check("ddp-practice.hang", failed_launch(ended), 0.002, ended)
     assert "seconds is 0.0, less than the group's timeout of 5 s" in said(capsys)
 
 
 def test_hang_catches_process_ids_not_of_the_launch_and_one_still_running(capsys, ended):
-    assert check("ddp-practice.hang", failed_launch(ended), 9.4, [ended[0], 1]) is False
+    assert not check("ddp-practice.hang", failed_launch(ended), 9.4, [ended[0], 1])
     assert "1 is not a process id of this launch" in said(capsys)
-    assert check("ddp-practice.hang", failed_launch(ended), 9.4, ended[0]) is False
+    assert not check("ddp-practice.hang", failed_launch(ended), 9.4, ended[0])
     assert "pids should be a list of the two process ids" in said(capsys)
     running = [os.getpid(), ended[1]]  # this process: it runs, as a leftover would
-    assert check("ddp-practice.hang", failed_launch(running), 9.4, running) is False
+    assert not check("ddp-practice.hang", failed_launch(running), 9.4, running)
     assert f"process {os.getpid()} still exists after the launch" in said(capsys)
 
 
@@ -105,12 +105,12 @@ def load_anywhere(model, state):
 
 
 def test_load_anywhere_accepts_a_copy_that_is_renamed_and_a_new_dictionary(capsys):
-    assert check("ddp-practice.load-anywhere", load_anywhere) is True
+    assert check("ddp-practice.load-anywhere", load_anywhere)
     assert "All three load the same weights" in said(capsys)
     def new_dictionary(model, state):  # no _metadata in the new dictionary: fine for these models
         return model.load_state_dict({k.removeprefix("module."): v for k, v in state.items()})
 
-    assert check("ddp-practice.load-anywhere", new_dictionary) is True
+    assert check("ddp-practice.load-anywhere", new_dictionary)
 
 
 def load_a_deep_copy(model, state):
@@ -140,7 +140,7 @@ def load_or_strip(model, state):
 
 @pytest.mark.parametrize("answer", [load_a_deep_copy, load_through_a_wrapper, load_or_strip])
 def test_load_anywhere_written_other_ways_passes(capsys, answer):
-    assert check("ddp-practice.load-anywhere", answer) is True
+    assert check("ddp-practice.load-anywhere", answer)
     assert "All three load the same weights" in said(capsys)
 
 
@@ -154,18 +154,18 @@ def test_load_anywhere_catches_a_load_that_changes_the_callers_dictionary(capsys
         consume_prefix_in_state_dict_if_present(state, "module.")
         return model.load_state_dict(state)
 
-    assert check("ddp-practice.load-anywhere", in_place) is False
+    assert not check("ddp-practice.load-anywhere", in_place)
     assert "changed the names of the caller's dictionary, for the same names with module. in front" in said(capsys)
-    assert check("ddp-practice.load-anywhere", shallow) is False
+    assert not check("ddp-practice.load-anywhere", shallow)
     assert "changed the _metadata of the caller's dictionary" in said(capsys)
 
 
 def test_load_anywhere_catches_a_load_of_the_prefix_as_it_is_or_skipped(capsys):
-    assert check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state)) is False
+    assert not check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state))
     assert "loading the same names with module. in front fails (missing or unexpected names)" in said(capsys)
-    assert check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state, strict=False)) is False
+    assert not check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state, strict=False))
     assert "the model does not hold the checkpoint's 0.weight" in said(capsys)
-    assert check("ddp-practice.load-anywhere", {"module.0.weight": 1}) is False
+    assert not check("ddp-practice.load-anywhere", {"module.0.weight": 1})
     assert "load_anywhere should be a function you wrote (def ...), but it is a dict" in said(capsys)
 
 
@@ -189,9 +189,9 @@ SEQUENTIAL, PARALLEL = Timing(0.060, 0.002), Timing(0.075, 0.004)  # as a busy t
 
 
 def test_less_work_accepts_the_small_job_and_prints_the_readers_times(capsys):
-    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "a") is True
+    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "a")
     assert "one after the other 60.0 ms (IQR 2.00 ms), at the same time 75.0 ms" in said(capsys)
-    assert check("ddp-practice.less-work", make_small_job, 0.06, 0.9, " A ") is True  # seconds, a slow machine
+    assert check("ddp-practice.less-work", make_small_job, 0.06, 0.9, " A ")  # seconds, a slow machine
 
 
 def test_less_work_accepts_a_job_written_another_way_and_seconds_as_an_int_or_numpy(capsys):
@@ -204,30 +204,30 @@ def test_less_work_accepts_a_job_written_another_way_and_seconds_as_an_int_or_nu
                 i += 1
         return job
 
-    assert check("ddp-practice.less-work", another_job, SEQUENTIAL, PARALLEL, "a)") is True
-    assert check("ddp-practice.less-work", make_small_job, 1, np.float32(1.2), "a") is True
+    assert check("ddp-practice.less-work", another_job, SEQUENTIAL, PARALLEL, "a)")
+    assert check("ddp-practice.less-work", make_small_job, 1, np.float32(1.2), "a")
     assert "one after the other 1.00 s, at the same time 1.20 s" in said(capsys)
 
 
 def test_less_work_catches_a_job_of_the_wrong_size_or_length(capsys):
-    assert check("ddp-practice.less-work", lambda: make_job(256, 100), SEQUENTIAL, PARALLEL, "a") is False
+    assert not check("ddp-practice.less-work", lambda: make_job(256, 100), SEQUENTIAL, PARALLEL, "a")
     assert "the job multiplies 256 × 256 matrices" in said(capsys)
-    assert check("ddp-practice.less-work", lambda: make_job(32, 100), SEQUENTIAL, PARALLEL, "a") is False
+    assert not check("ddp-practice.less-work", lambda: make_job(32, 100), SEQUENTIAL, PARALLEL, "a")
     assert "the job computes 100 products, and the exercise asks for 3,000" in said(capsys)
-    assert check("ddp-practice.less-work", lambda: (lambda: None), SEQUENTIAL, PARALLEL, "a") is False
+    assert not check("ddp-practice.less-work", lambda: (lambda: None), SEQUENTIAL, PARALLEL, "a")
     assert "the job computed no matrix product" in said(capsys)
 
 
 def test_less_work_catches_threads_timed_before_they_finished_and_wrong_types(capsys):
     not_joined = Timing(0.0004, 0.0001)  # the threads started, the clock stopped: no join
-    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, not_joined, "a") is False
+    assert not check("ddp-practice.less-work", make_small_job, SEQUENTIAL, not_joined, "a")
     assert "two threads can at best halve it: the clock stopped before the threads were done" in said(capsys)
-    assert check("ddp-practice.less-work", make_small_job, "60 ms", PARALLEL, "a") is False
+    assert not check("ddp-practice.less-work", make_small_job, "60 ms", PARALLEL, "a")
     assert "small_sequential should be a Timing or a float, but it is a str" in said(capsys)
 
 
 def test_less_work_catches_the_wrong_reasons(capsys):
-    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "b") is False
+    assert not check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "b")
     assert "(b) is not it: torch.set_num_threads(1) sets how many threads" in said(capsys)
-    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "c") is False
+    assert not check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "c")
     assert "(c) is not it: two 32 × 32 float matrices take 8 KB" in said(capsys)

@@ -6,6 +6,7 @@ waits for nothing. No GPU is needed."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch.utils.data import DataLoader
@@ -37,15 +38,15 @@ def resume_one_epoch(checkpoint, keep_optimizer, *, load_model=True):
 
 def test_save_optimizer_accepts_the_two_resumed_epochs_and_leaves_the_random_state(capsys):
     state = torch.get_rng_state()
-    assert check("loop.save-optimizer", resume_one_epoch, "b") is True
+    assert check("loop.save-optimizer", resume_one_epoch, "b")
     assert "with a fresh Adam" in said(capsys)
     assert torch.equal(torch.get_rng_state(), state)
 
 
 def test_save_optimizer_catches_keep_optimizer_ignored_or_the_wrong_way_round(capsys):
-    assert check("loop.save-optimizer", lambda c, keep: resume_one_epoch(c, True), "b") is False
+    assert not check("loop.save-optimizer", lambda c, keep: resume_one_epoch(c, True), "b")
     assert "gives" in (out := said(capsys)) and "both ways: does it load the optimizer's state only when" in out
-    assert check("loop.save-optimizer", lambda c, keep: resume_one_epoch(c, not keep), "b") is False
+    assert not check("loop.save-optimizer", lambda c, keep: resume_one_epoch(c, not keep), "b")
     assert "is keep_optimizer used the right way round?" in said(capsys)
 
 
@@ -58,14 +59,14 @@ def test_save_optimizer_catches_a_function_that_ignores_the_checkpoint_it_is_giv
     for _epoch in range(10):
         train_one_epoch(model, loader, optimizer, CPU)
     saved = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
-    assert check("loop.save-optimizer", lambda c, keep: resume_one_epoch(saved, keep), "b") is False
+    assert not check("loop.save-optimizer", lambda c, keep: resume_one_epoch(saved, keep), "b")
     assert "handed a checkpoint of untrained weights, resume_one_epoch still ends its epoch" in said(capsys)
 
 
 def test_save_optimizer_catches_a_model_not_loaded_and_a_wrong_why(capsys):
-    assert check("loop.save-optimizer", lambda c, keep: resume_one_epoch(c, keep, load_model=False), "b") is False
+    assert not check("loop.save-optimizer", lambda c, keep: resume_one_epoch(c, keep, load_model=False), "b")
     assert "as from untrained weights: load the checkpoint's model state" in said(capsys)
-    assert check("loop.save-optimizer", resume_one_epoch, "c") is False
+    assert not check("loop.save-optimizer", resume_one_epoch, "c")
     assert "both runs load the trained weights" in said(capsys)
 
 
@@ -91,7 +92,7 @@ RIGHT_NEEDED = {"generator.get_state()": "a", "torch.get_rng_state()": "b"}
 
 
 def test_resume_exactly_accepts_a_checkpoint_with_both_random_states(capsys):
-    assert check("loop.resume-exactly", make_checkpoint, restore, dict(RIGHT_NEEDED)) is True
+    assert check("loop.resume-exactly", make_checkpoint, restore, dict(RIGHT_NEEDED))
     assert "bit for bit" in said(capsys)
 
 
@@ -105,7 +106,7 @@ def test_resume_exactly_names_the_state_left_out(capsys, left_out, printed):
     def forgetful(checkpoint, model, optimizer, generator):
         restore(checkpoint, model, optimizer, generator, skip=(left_out,))
 
-    assert check("loop.resume-exactly", make_checkpoint, forgetful, dict(RIGHT_NEEDED)) is False
+    assert not check("loop.resume-exactly", make_checkpoint, forgetful, dict(RIGHT_NEEDED))
     assert printed in said(capsys)
 
 
@@ -113,16 +114,16 @@ def test_resume_exactly_catches_a_checkpoint_that_weights_only_refuses(capsys):
     def with_the_generator(model, optimizer, generator):
         return make_checkpoint(model, optimizer, generator) | {"generator": generator}
 
-    assert check("loop.resume-exactly", with_the_generator, restore, dict(RIGHT_NEEDED)) is False
+    assert not check("loop.resume-exactly", with_the_generator, restore, dict(RIGHT_NEEDED))
     assert "torch.load(..., weights_only=True) cannot read your checkpoint back" in said(capsys)
 
 
 def test_resume_exactly_explains_swapped_answers(capsys):
     swapped = {"generator.get_state()": "b", "torch.get_rng_state()": "a"}
-    assert check("loop.resume-exactly", make_checkpoint, restore, swapped) is False
+    assert not check("loop.resume-exactly", make_checkpoint, restore, swapped)
     assert "dropout draws from PyTorch's global generator, not from the loader's" in said(capsys)
     weights = RIGHT_NEEDED | {"torch.get_rng_state()": "c"}
-    assert check("loop.resume-exactly", make_checkpoint, restore, weights) is False
+    assert not check("loop.resume-exactly", make_checkpoint, restore, weights)
     assert "what else draws random numbers while the model trains?" in said(capsys)
 
 
@@ -133,9 +134,9 @@ HOST = torch.ones(1024)
 
 def test_pin_price_without_cuda_checks_the_copy_and_says_what_it_skipped(machine, capsys):
     machine("cpu-only")
-    assert check("loop.pin-price", lambda: HOST.pin_memory(), lambda: HOST.to("cpu"), False, "a") is True
+    assert check("loop.pin-price", lambda: HOST.pin_memory(), lambda: HOST.to("cpu"), False, "a")
     assert "No CUDA GPU here (cpu): nothing to pin, so nothing was timed" in said(capsys)
-    assert check("loop.pin-price", lambda: HOST, lambda: HOST.to("meta"), False, "a") is False
+    assert not check("loop.pin-price", lambda: HOST, lambda: HOST.to("meta"), False, "a")
     assert "copy_pageable() returns a tensor on meta, not on cpu" in said(capsys)
 
 
@@ -156,16 +157,16 @@ def simulated_cuda(machine, monkeypatch):
 
 
 def test_pin_price_on_a_cuda_machine_times_the_pinning_and_the_copy(simulated_cuda, capsys):
-    assert check("loop.pin-price", simulated_cuda, lambda: utils._on_a_gpu(HOST.clone()), False, "a") is True
+    assert check("loop.pin-price", simulated_cuda, lambda: utils._on_a_gpu(HOST.clone()), False, "a")
     out = said(capsys)
     assert "On cuda:0: pinning 4 KiB took" in out and "one copy of it from pageable memory" in out
 
 
 def test_pin_price_on_a_cuda_machine_catches_a_copy_left_on_the_cpu_and_no_pinning(simulated_cuda, capsys):
-    assert check("loop.pin-price", simulated_cuda, lambda: HOST.clone(), False, "a") is False
+    assert not check("loop.pin-price", simulated_cuda, lambda: HOST.clone(), False, "a")
     assert "copy_pageable() returns a tensor on cpu, not on cuda:0" in said(capsys)
     gpu_copy = utils._on_a_gpu(HOST.clone())
-    assert check("loop.pin-price", lambda: HOST.clone(), lambda: gpu_copy, False, "a") is False
+    assert not check("loop.pin-price", lambda: HOST.clone(), lambda: gpu_copy, False, "a")
     assert "pin_host() should return a copy of host in pinned memory" in said(capsys)
 
 
@@ -177,5 +178,73 @@ def test_pin_price_on_a_cuda_machine_catches_a_copy_left_on_the_cpu_and_no_pinni
 ])
 def test_pin_price_explains_the_wrong_answers_to_the_questions(machine, capsys, pays, why, printed):
     machine("cpu-only")
-    assert check("loop.pin-price", lambda: HOST, lambda: HOST.to("cpu"), pays, why) is False
+    assert not check("loop.pin-price", lambda: HOST, lambda: HOST.to("cpu"), pays, why)
     assert printed in said(capsys)
+
+
+# --- misjudgements found by answering as a learner, and right answers written otherwise ------------
+
+def test_save_optimizer_accepts_the_loss_as_a_numpy_float_or_a_tensor(capsys):
+    """np.mean of a float32 array of losses gives np.float32, which is not a Python float."""
+    assert check("loop.save-optimizer", lambda c, keep: np.float32(resume_one_epoch(c, keep)), " (B) ")
+    assert check("loop.save-optimizer", lambda c, keep: torch.tensor(resume_one_epoch(c, keep)), "b.")
+
+
+def test_save_optimizer_names_a_fresh_adam_made_with_another_learning_rate(capsys):
+    """Adam(model.parameters()) without lr=0.01 takes Adam's default, 0.001: a fresh Adam ten times gentler,
+    whose epoch ends lower than the resumed one's. keep_optimizer is used the right way round."""
+    def default_lr(checkpoint, keep_optimizer):
+        model = digits_mlp()
+        model.load_state_dict(checkpoint["model"])
+        optimizer = torch.optim.Adam(model.parameters())
+        if keep_optimizer:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        torch.manual_seed(1)
+        loader = DataLoader(TRAIN_SET, batch_size=64, shuffle=True, generator=torch.Generator().manual_seed(1))
+        return train_one_epoch(model, loader, optimizer, CPU)
+
+    assert not check("loop.save-optimizer", default_lr, "b")
+    out = said(capsys)
+    assert "but that fresh Adam has a learning rate of 0.001, not the checkpoint's 0.01" in out
+    assert "right way round" not in out
+
+
+def test_resume_exactly_accepts_nested_states_saved_as_lists_and_restored_in_another_order(capsys):
+    def as_lists(model, optimizer, generator):
+        return {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "rng": {"loader": generator.get_state().tolist(), "torch": torch.random.get_rng_state().tolist()}}
+
+    def restore_backwards(checkpoint, model, optimizer, generator):
+        torch.random.set_rng_state(torch.tensor(checkpoint["rng"]["torch"], dtype=torch.uint8))
+        generator.set_state(torch.tensor(checkpoint["rng"]["loader"], dtype=torch.uint8))
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        model.load_state_dict(checkpoint["model"])
+
+    needed = {"torch.get_rng_state()": "B)", "generator.get_state()": " A"}
+    assert check("loop.resume-exactly", as_lists, restore_backwards, needed)
+    assert "bit for bit" in said(capsys)
+
+
+def test_resume_exactly_says_a_seed_after_the_restored_state_undoes_it(capsys):
+    def seeded_last(checkpoint, model, optimizer, generator):
+        restore(checkpoint, model, optimizer, generator)
+        torch.manual_seed(0)
+
+    assert not check("loop.resume-exactly", make_checkpoint, seeded_last, dict(RIGHT_NEEDED))
+    assert "save torch.get_rng_state() and set it back, with no seed after it" in said(capsys)
+
+
+def test_pin_price_accepts_numpy_bools_and_other_spellings(machine, capsys):
+    machine("cpu-only")
+    assert check("loop.pin-price", HOST.pin_memory, lambda: HOST.to(torch.device("cpu")), np.False_, "(A)")
+    assert "nothing was timed" in said(capsys)
+    assert not check("loop.pin-price", HOST.pin_memory, lambda: HOST.to(torch.device("cpu")), np.True_, "a")
+    assert "done once, for one copy, it saves nothing" in said(capsys)
+
+
+def test_pin_price_on_a_mac_checks_the_copy_to_mps(machine, capsys):
+    machine("apple-mps")
+    assert check("loop.pin-price", HOST.pin_memory, lambda: utils._on_a_gpu(HOST.clone(), "mps:0"), False, "a")
+    assert "No CUDA GPU here (mps:0)" in said(capsys)
+    assert not check("loop.pin-price", HOST.pin_memory, lambda: HOST.clone(), False, "a")
+    assert "copy_pageable() returns a tensor on cpu, not on mps:0" in said(capsys)

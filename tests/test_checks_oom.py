@@ -60,33 +60,33 @@ def frees_it_first(alive):
 @pytest.mark.parametrize("name", MACHINES)
 def test_kept_alive_accepts_a_weak_reference_and_alive_then_gone_on_every_machine(machine, capsys, name):
     machine(name)
-    assert check("oom.kept-alive", failing_step, True, False) is True
+    assert check("oom.kept-alive", failing_step, True, False)
     assert "A kept error keeps its traceback" in said(capsys)
 
 
 def test_kept_alive_rejects_the_wrong_observations(capsys):
-    assert check("oom.kept-alive", failing_step, False, False) is False
+    assert not check("oom.kept-alive", failing_step, False, False)
     assert "failing_step works, but alive_while_caught is wrong" in said(capsys)
-    assert check("oom.kept-alive", failing_step, True, True) is False
+    assert not check("oom.kept-alive", failing_step, True, True)
     assert "failing_step works, but alive_after_del is wrong" in said(capsys)
-    assert check("oom.kept-alive", failing_step, "yes", False) is False
+    assert not check("oom.kept-alive", failing_step, "yes", False)
     assert "alive_while_caught should be a bool, but it is a str" in said(capsys)
 
 
 def test_kept_alive_rejects_a_tensor_in_the_list_a_global_name_and_a_tensor_freed_first(capsys):
-    assert check("oom.kept-alive", keeps_the_tensor_itself, True, False) is False
+    assert not check("oom.kept-alive", keeps_the_tensor_itself, True, False)
     assert "failing_step put a Tensor in the list, not a weakref.ref" in said(capsys)
-    assert check("oom.kept-alive", keeps_a_global_name, True, False) is False
+    assert not check("oom.kept-alive", keeps_a_global_name, True, False)
     assert "something besides the error holds it, a global name perhaps" in said(capsys)
     KEPT.clear()
-    assert check("oom.kept-alive", frees_it_first, True, False) is False
+    assert not check("oom.kept-alive", frees_it_first, True, False)
     assert "the tensor was already gone while the error was kept" in said(capsys)
 
 
 def test_kept_alive_rejects_a_step_that_raises_nothing_or_another_error(capsys):
-    assert check("oom.kept-alive", lambda alive: alive.append(weakref.ref(torch.ones(1))), True, False) is False
+    assert not check("oom.kept-alive", lambda alive: alive.append(weakref.ref(torch.ones(1))), True, False)
     assert "failing_step returned without an error" in said(capsys)
-    assert check("oom.kept-alive", lambda alive: torch.empty(2**62), True, False) is False  # float32: no allocation
+    assert not check("oom.kept-alive", lambda alive: torch.empty(2**62), True, False)  # float32: no allocation
     assert "failing_step raised RuntimeError: Storage size calculation overflowed" in said(capsys)
     gc.collect()
 
@@ -220,45 +220,45 @@ def lets_out_of_memory_through(step, start, device, budget_bytes):
 @pytest.mark.parametrize("name", MACHINES)
 def test_bisect_accepts_halving_then_bisection_on_every_machine(machine, capsys, name):
     machine(name)
-    assert check("oom.bisect", bisect) is True
+    assert check("oom.bisect", bisect)
     assert "halving finds 2048; your bisection finds 3276, the most that fit" in said(capsys)
 
 
 def test_bisect_accepts_a_recursive_search_that_remembers_the_last_failure(capsys):
-    assert check("oom.bisect", bisect_recursive) is True
+    assert check("oom.bisect", bisect_recursive)
 
 
 def test_bisect_rejects_twice_the_fit_taken_for_the_failure(capsys):
-    assert check("oom.bisect", bisect_twice_the_fit) is False
+    assert not check("oom.bisect", bisect_twice_the_fit)
     assert "started at 101, largest_batch_bisect returned 99, not 100" in said(capsys)
 
 
 def test_bisect_says_off_by_one_instead_of_the_generic_messages(capsys):
-    assert check("oom.bisect", one_past) is False
+    assert not check("oom.bisect", one_past)
     assert "returned 3277, one too many: 3277 samples of 5 KiB do not fit in 16 MiB, 3276 do" in said(capsys)
-    assert check("oom.bisect", one_short) is False
+    assert not check("oom.bisect", one_short)
     assert "returned 3275, one too few: 3276 samples of 5 KiB fit in 16 MiB too" in said(capsys)
 
 
 def test_bisect_rejects_halving_alone_and_a_search_past_start(capsys):
-    assert check("oom.bisect", largest_batch_that_fits) is False
+    assert not check("oom.bisect", largest_batch_that_fits)
     assert "largest_batch_bisect returned 2048, what halving finds" in said(capsys)
-    assert check("oom.bisect", bisect_past_start) is False
+    assert not check("oom.bisect", bisect_past_start)
     assert "for a start of 1000 whose step fits, largest_batch_bisect returned 1999: never try above start" in said(
         capsys)
 
 
 def test_bisect_rejects_a_linear_search_and_a_search_that_ignores_the_cpus_count(capsys):
-    assert check("oom.bisect", linear_search) is False
+    assert not check("oom.bisect", linear_search)
     assert "the answer is right, but it took 1231 tries of the step" in said(capsys)
-    assert check("oom.bisect", ignores_the_count) is False
+    assert not check("oom.bisect", ignores_the_count)
     assert "4095 samples of 5 KiB do not fit in 16 MiB, only 3276" in said(capsys)
 
 
 def test_bisect_rejects_a_swallowed_bug_and_an_out_of_memory_error_let_through(capsys):
-    assert check("oom.bisect", swallows_every_error) is False
+    assert not check("oom.bisect", swallows_every_error)
     assert "a step with a bug (a shape error at some sizes) went unnoticed" in said(capsys)
-    assert check("oom.bisect", lets_out_of_memory_through) is False
+    assert not check("oom.bisect", lets_out_of_memory_through)
     assert "largest_batch_bisect let an out-of-memory error through" in said(capsys)
 
 
@@ -270,24 +270,24 @@ RIGHT = {"without synchronize": "b", "with synchronize": "a", "cost": "b"}
 @pytest.mark.parametrize("name", MACHINES)
 def test_late_error_accepts_a_later_call_the_synchronize_and_one_wait(machine, capsys, name):
     machine(name)
-    assert check("oom.late-error", dict(RIGHT)) is True
-    assert check("oom.late-error", {k: f" {v.upper()} " for k, v in RIGHT.items()}) is True
+    assert check("oom.late-error", dict(RIGHT))
+    assert check("oom.late-error", {k: f" {v.upper()} " for k, v in RIGHT.items()})
     assert "surfaces at the first call that meets the GPU after it" in said(capsys)
 
 
 def test_late_error_explains_the_bugs_own_line_and_a_free_synchronize(capsys):
-    assert check("oom.late-error", RIGHT | {"without synchronize": "a"}) is False
+    assert not check("oom.late-error", RIGHT | {"without synchronize": "a"})
     assert "the error is not reported at the bug's line: there Python only queues the kernel" in said(capsys)
-    assert check("oom.late-error", RIGHT | {"cost": "c"}) is False
+    assert not check("oom.late-error", RIGHT | {"cost": "c"})
     assert "a synchronize() is not free" in said(capsys)
-    assert check("oom.late-error", RIGHT | {"with synchronize": "c"}) is False
+    assert not check("oom.late-error", RIGHT | {"with synchronize": "c"})
     assert "the bug's line only queued the kernel" in said(capsys)
 
 
 def test_late_error_rejects_a_missing_answer_and_a_letter_that_is_no_choice(capsys):
-    assert check("oom.late-error", {"cost": "b"}) is False
+    assert not check("oom.late-error", {"cost": "b"})
     assert 'answers lacks "without synchronize", "with synchronize"' in said(capsys)
-    assert check("oom.late-error", RIGHT | {"cost": "d"}) is False
+    assert not check("oom.late-error", RIGHT | {"cost": "d"})
     assert "answers[\"cost\"] is 'd': answer with a letter" in said(capsys)
-    assert check("oom.late-error", RIGHT | {"cost": 2}) is False
+    assert not check("oom.late-error", RIGHT | {"cost": 2})
     assert 'answers["cost"] should be a str, but it is an int' in said(capsys)

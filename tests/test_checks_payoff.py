@@ -65,7 +65,7 @@ def first_size_ahead(on_cpu, on_gpu):
 def test_crossover_accepts_the_smallest_size_from_which_the_gpu_stays_clearly_ahead(machine, stub_real_runs, capsys,
                                                                                     name):
     machine(name)
-    assert check("payoff.crossover", crossover) is True
+    assert check("payoff.crossover", crossover)
     assert "crossover decides every made-up case right. (measured)" in said(capsys)
 
 
@@ -89,29 +89,29 @@ def crossover_with_numpy(on_cpu, on_gpu):
 
 @pytest.mark.parametrize("answer", [crossover_from_the_largest_size_down, crossover_with_numpy])
 def test_crossover_written_other_ways_passes(stub_real_runs, capsys, answer):
-    assert check("payoff.crossover", answer) is True
+    assert check("payoff.crossover", answer)
     assert "crossover decides every made-up case right" in said(capsys)
 
 
 def test_crossover_rejects_medians_compared_without_their_spreads(stub_real_runs, capsys):
-    assert check("payoff.crossover", medians_only) is False
+    assert not check("payoff.crossover", medians_only)
     assert "at n = 128 the GPU's median is the smaller, but the two are closer than their spreads" in said(capsys)
-    assert check("payoff.crossover", gpu_spread_only) is False  # the CPU's spread counts too
+    assert not check("payoff.crossover", gpu_spread_only)  # the CPU's spread counts too
     assert "too close to call, so the crossover is 256, not 128" in said(capsys)
 
 
 def test_crossover_rejects_the_first_size_ahead_and_a_crossover_where_there_is_none(stub_real_runs, capsys):
-    assert check("payoff.crossover", first_size_ahead) is False
+    assert not check("payoff.crossover", first_size_ahead)
     assert "clearly ahead at n = 64, behind at 128 and ahead from 256 on, crossover returned 64" in said(capsys)
-    assert check("payoff.crossover", lambda on_cpu, on_gpu: crossover(on_cpu, on_gpu) or 1024) is False
+    assert not check("payoff.crossover", lambda on_cpu, on_gpu: crossover(on_cpu, on_gpu) or 1024)
     assert "where the GPU is never clearly ahead, crossover returned 1024: return None" in said(capsys)
-    assert check("payoff.crossover", lambda on_cpu, on_gpu: "256") is False
+    assert not check("payoff.crossover", lambda on_cpu, on_gpu: "256")
     assert "crossover(on_cpu, on_gpu) should be an int, but it is a str" in said(capsys)
 
 
 def test_crossover_says_what_it_skipped_without_a_gpu(machine, capsys):
     machine("cpu-only")  # not stubbed: without a GPU the check measures nothing, and says so
-    assert check("payoff.crossover", crossover) is True
+    assert check("payoff.crossover", crossover)
     assert "No GPU here, so nothing to measure" in said(capsys)
 
 
@@ -124,43 +124,43 @@ PEAKS = {"float32 on an A100, TF32 off": "float32", "float32 on an A100, TF32 on
 @pytest.mark.parametrize("name", MACHINES)
 def test_peaks_accepts_the_peak_that_applies_in_each_case(machine, stub_real_runs, capsys, name):
     machine(name)
-    assert check("payoff.peaks", dict(PEAKS)) is True
-    assert check("payoff.peaks", PEAKS | {"float32 on an A100, TF32 on": "tf32"}) is True  # in any case
+    assert check("payoff.peaks", dict(PEAKS))
+    assert check("payoff.peaks", PEAKS | {"float32 on an A100, TF32 on": "tf32"})  # in any case
     assert "Each case names the peak that applies" in said(capsys)
 
 
 def test_peaks_accepts_dtypes_short_names_and_none_as_text(stub_real_runs, capsys):
     written = {"float32 on an A100, TF32 off": torch.float32, "float32 on an A100, TF32 on": " tf32 ",
                "float32 on a T4, TF32 on": "FP32", "float16 on a T4": "half", "float16 on a CPU": "None"}
-    assert check("payoff.peaks", written) is True
-    assert check("payoff.peaks", PEAKS | {"float16 on a T4": torch.float16}) is True
-    assert check("payoff.peaks", PEAKS | {"float16 on a T4": "fp16"}) is True
+    assert check("payoff.peaks", written)
+    assert check("payoff.peaks", PEAKS | {"float16 on a T4": torch.float16})
+    assert check("payoff.peaks", PEAKS | {"float16 on a T4": "fp16"})
     assert "Each case names the peak that applies" in said(capsys)
 
 
 def test_peaks_judges_a_dtype_or_a_short_name_by_the_peak_it_names(stub_real_runs, capsys):
     written = PEAKS | {"float32 on a T4, TF32 on": "tf32", "float16 on a CPU": torch.float16}
-    assert check("payoff.peaks", written) is False
+    assert not check("payoff.peaks", written)
     assert 'wrong answers: 2 of 5. Look again at: "float32 on a T4, TF32 on", "float16 on a CPU"' in said(capsys)
 
 
 def test_peaks_names_the_cases_it_gets_wrong(stub_real_runs, capsys):
-    assert check("payoff.peaks", PEAKS | {"float32 on a T4, TF32 on": "TF32", "float16 on a CPU": "float16"}) is False
+    assert not check("payoff.peaks", PEAKS | {"float32 on a T4, TF32 on": "TF32", "float16 on a CPU": "float16"})
     assert 'wrong answers: 2 of 5. Look again at: "float32 on a T4, TF32 on", "float16 on a CPU"' in said(capsys)
 
 
 def test_peaks_rejects_a_missing_case_an_unknown_peak_and_a_list(stub_real_runs, capsys):
-    assert check("payoff.peaks", {"float16 on a T4": "float16"}) is False
+    assert not check("payoff.peaks", {"float16 on a T4": "float16"})
     assert 'peak_for lacks an answer for: "float32 on an A100, TF32 off"' in said(capsys)
-    assert check("payoff.peaks", PEAKS | {"float16 on a T4": "bfloat16"}) is False
+    assert not check("payoff.peaks", PEAKS | {"float16 on a T4": "bfloat16"})
     assert "peak_for[\"float16 on a T4\"] is 'bfloat16': answer \"float32\", \"TF32\" or \"float16\"" in said(capsys)
-    assert check("payoff.peaks", list(PEAKS.values())) is False
+    assert not check("payoff.peaks", list(PEAKS.values()))
     assert "peak_for should be a dict, but it is a list" in said(capsys)
 
 
 def test_peaks_measures_the_rates_for_real_on_this_machines_cpu(machine, capsys):
     machine("cpu-only")
-    assert check("payoff.peaks", dict(PEAKS)) is True
+    assert check("payoff.peaks", dict(PEAKS))
     out = said(capsys)
     assert "On this machine (cpu, n = 256):" in out and "float16:" in out and "GFLOP/s" in out
     assert torch.get_float32_matmul_precision() == "highest"  # the check set the precision back
@@ -205,7 +205,7 @@ def keeps_tensors(m, k, steps=1000):
 @pytest.mark.parametrize("name", MACHINES)
 def test_copy_every_accepts_one_copy_per_group_of_k_steps(machine, stub_real_runs, capsys, name):
     machine(name)
-    assert check("payoff.copy-every", log_every) is True
+    assert check("payoff.copy-every", log_every)
     assert "log_every logs every norm and copies once per group of k steps" in said(capsys)
 
 
@@ -243,12 +243,12 @@ def log_every_into_a_cpu_buffer_by_groups(m, k, steps=1000):
 @pytest.mark.parametrize("answer", [log_every_into_a_buffer, log_every_by_groups,
                                     log_every_into_a_cpu_buffer_by_groups])
 def test_copy_every_written_other_ways_passes(stub_real_runs, capsys, answer):
-    assert check("payoff.copy-every", answer) is True
+    assert check("payoff.copy-every", answer)
     assert "log_every logs every norm and copies once per group of k steps" in said(capsys)
 
 
 def test_copy_every_counts_a_copy_per_value_as_a_copy_every_step(stub_real_runs, capsys):
-    assert check("payoff.copy-every", each_value_copied_alone) is False
+    assert not check("payoff.copy-every", each_value_copied_alone)
     assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in said(capsys)
 
 
@@ -260,7 +260,7 @@ def test_copy_every_counts_a_copy_per_step_out_of_a_buffer_made_on_the_device(st
             log.append(norms[step].item())  # one copy per step, out of the buffer
         return log
 
-    assert check("payoff.copy-every", item_of_the_buffer) is False
+    assert not check("payoff.copy-every", item_of_the_buffer)
     assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in said(capsys)
 
 
@@ -271,24 +271,24 @@ def test_copy_every_counts_a_norm_written_into_a_cpu_tensor_at_every_step_as_a_c
             norms[step] = torch.linalg.matrix_norm(m @ m)
         return norms.tolist()
 
-    assert check("payoff.copy-every", cpu_buffer_every_step) is False
+    assert not check("payoff.copy-every", cpu_buffer_every_step)
     out = said(capsys)
     assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in out
     assert "every write of a value into a CPU tensor" in out
 
 
 def test_copy_every_rejects_lost_last_steps_tensors_and_wrong_values(stub_real_runs, capsys):
-    assert check("payoff.copy-every", forgets_the_last_steps) is False
+    assert not check("payoff.copy-every", forgets_the_last_steps)
     assert "with k=100 and 250 steps the log holds 200 norms: the last steps" in said(capsys)
-    assert check("payoff.copy-every", keeps_tensors) is False
+    assert not check("payoff.copy-every", keeps_tensors)
     assert "the log holds values of type Tensor, not Python floats" in said(capsys)
-    assert check("payoff.copy-every", lambda m, k, steps=1000: [1.0] * steps) is False
+    assert not check("payoff.copy-every", lambda m, k, steps=1000: [1.0] * steps)
     assert "the log's values are not the norms of m @ m" in said(capsys)
 
 
 def test_copy_every_times_the_learners_log_for_real_on_this_machines_cpu(machine, capsys):
     machine("cpu-only")
-    assert check("payoff.copy-every", log_every) is True
+    assert check("payoff.copy-every", log_every)
     out = said(capsys)
     assert "On this machine (cpu), 250 steps:" in out and "copy every  100 steps:" in out
 
@@ -303,6 +303,45 @@ def test_copy_every_rejects_numpy_which_fails_on_a_gpu_and_takes_numpy_force(stu
                 pending = []
         return log
 
-    assert check("payoff.copy-every", by_numpy) is False
+    assert not check("payoff.copy-every", by_numpy)
     assert "can't convert cuda:0 device type tensor to numpy" in said(capsys)
-    assert check("payoff.copy-every", lambda m, k, steps=1000: by_numpy(m, k, steps, force=True)) is True
+    assert check("payoff.copy-every", lambda m, k, steps=1000: by_numpy(m, k, steps, force=True))
+
+
+def test_copy_every_takes_a_buffer_moved_to_m_s_device_as_one_on_the_device(stub_real_runs, capsys):
+    # torch.zeros(k).to(m.device) lives on the GPU where m does: writing a norm into it copies nothing
+    # to the CPU. It was counted as a CPU tensor once, and a right answer refused.
+    def moved_buffer(m, k, steps=1000):
+        buffer, log, filled = torch.zeros(k).to(m.device), [], 0
+        for step in range(1, steps + 1):
+            buffer[filled] = torch.linalg.matrix_norm(m @ m)
+            filled += 1
+            if filled == k or step == steps:
+                log += buffer[:filled].tolist()  # one copy per group
+                filled = 0
+        return log
+
+    def stacked_then_kept_on_the_device(m, k, steps=1000):
+        log, pending = [], []
+        for step in range(1, steps + 1):
+            pending.append(torch.linalg.matrix_norm(m @ m))
+            if step % k == 0 or step == steps:
+                log += torch.stack(pending).to(m.device).tolist()  # .to(its own device) copies nothing
+                pending = []
+        return log
+
+    assert check("payoff.copy-every", moved_buffer)
+    assert check("payoff.copy-every", stacked_then_kept_on_the_device)
+    assert "log_every logs every norm and copies once per group of k steps" in said(capsys)
+
+
+def test_copy_every_counts_writes_into_a_tensor_made_on_the_cpu_by_name(stub_real_runs, capsys):
+    # device="cpu" is main memory on a GPU machine too: a norm written there at every step is a copy each.
+    def named_cpu_buffer(m, k, steps=1000):
+        norms = torch.zeros(steps, device="cpu")
+        for step in range(steps):
+            norms[step] = torch.linalg.matrix_norm(m @ m)
+        return norms.tolist()
+
+    assert not check("payoff.copy-every", named_cpu_buffer)
+    assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in said(capsys)

@@ -47,7 +47,7 @@ def make_step(dtype, scaler_for=(torch.float16,), lr=1e-2):
 
 def test_bf16_vs_fp16_accepts_a_scaler_for_float16_only_and_prints_the_three_timings(machine, capsys):
     machine("cpu-only")
-    assert check("precision.bf16-vs-fp16", make_step, dict(RIGHT_WHICH)) is True
+    assert check("precision.bf16-vs-fp16", make_step, dict(RIGHT_WHICH))
     out = said(capsys)
     assert "Your steps on cpu:" in out
     assert all(label in out for label in ("float32", "float16 autocast", "bfloat16 autocast"))
@@ -74,7 +74,7 @@ def step_of_its_own(dtype):
 
 def test_bf16_vs_fp16_accepts_a_scaler_made_for_every_dtype_but_enabled_for_float16_only(machine, capsys):
     machine("cpu-only")
-    assert check("precision.bf16-vs-fp16", step_of_its_own, dict(RIGHT_WHICH)) is True
+    assert check("precision.bf16-vs-fp16", step_of_its_own, dict(RIGHT_WHICH))
     assert "Your steps on cpu:" in said(capsys)
 
 
@@ -84,7 +84,7 @@ def test_bf16_vs_fp16_accepts_a_step_that_returns_the_loss_as_a_number_and_lette
         return lambda: step().item()
 
     machine("cpu-only")
-    assert check("precision.bf16-vs-fp16", as_a_number, {k: f"{v.upper()})" for k, v in RIGHT_WHICH.items()}) is True
+    assert check("precision.bf16-vs-fp16", as_a_number, {k: f"{v.upper()})" for k, v in RIGHT_WHICH.items()})
     assert "Your steps on cpu:" in said(capsys)
 
 
@@ -98,7 +98,7 @@ def test_bf16_vs_fp16_counts_a_cuda_scaler_that_a_machine_without_cuda_disables(
         return lambda: training_step(model, inputs, targets, optimizer, dtype, scaler)
 
     machine("cpu-only")
-    assert check("precision.bf16-vs-fp16", cuda_scaler, dict(RIGHT_WHICH)) is True  # on a GPU it would scale
+    assert check("precision.bf16-vs-fp16", cuda_scaler, dict(RIGHT_WHICH))  # on a GPU it would scale
     assert "Your steps on cpu:" in said(capsys)
 
 
@@ -109,29 +109,29 @@ def test_bf16_vs_fp16_rejects_float16_with_a_disabled_scaler_only(capsys):
         scaler = torch.amp.GradScaler("cpu", enabled=False)
         return lambda: training_step(model, inputs, targets, optimizer, dtype, scaler)
 
-    assert check("precision.bf16-vs-fp16", disabled_everywhere, dict(RIGHT_WHICH)) is False
+    assert not check("precision.bf16-vs-fp16", disabled_everywhere, dict(RIGHT_WHICH))
     assert "the float16 step scales no loss" in said(capsys)
 
 
 def test_bf16_vs_fp16_rejects_float16_without_a_scaler_and_bfloat16_with_one(capsys):
-    assert check("precision.bf16-vs-fp16", lambda d: make_step(d, scaler_for=()), dict(RIGHT_WHICH)) is False
+    assert not check("precision.bf16-vs-fp16", lambda d: make_step(d, scaler_for=()), dict(RIGHT_WHICH))
     assert "the float16 step scales no loss: without a GradScaler" in said(capsys)
     both = (torch.float16, torch.bfloat16)
-    assert check("precision.bf16-vs-fp16", lambda d: make_step(d, scaler_for=both), dict(RIGHT_WHICH)) is False
+    assert not check("precision.bf16-vs-fp16", lambda d: make_step(d, scaler_for=both), dict(RIGHT_WHICH))
     assert "the bfloat16 autocast step uses a GradScaler, but only float16" in said(capsys)
 
 
 def test_bf16_vs_fp16_rejects_a_step_that_does_not_train_or_returns_no_loss(capsys):
-    assert check("precision.bf16-vs-fp16", lambda d: make_step(d, lr=0.0), dict(RIGHT_WHICH)) is False
+    assert not check("precision.bf16-vs-fp16", lambda d: make_step(d, lr=0.0), dict(RIGHT_WHICH))
     assert "the float32 step does not train" in said(capsys)
 
     def no_loss(dtype):
         step = make_step(dtype)
         return lambda: step() and None
 
-    assert check("precision.bf16-vs-fp16", no_loss, dict(RIGHT_WHICH)) is False
+    assert not check("precision.bf16-vs-fp16", no_loss, dict(RIGHT_WHICH))
     assert "should return the step's loss, a tensor with one value" in said(capsys)
-    assert check("precision.bf16-vs-fp16", lambda d: 42, dict(RIGHT_WHICH)) is False
+    assert not check("precision.bf16-vs-fp16", lambda d: 42, dict(RIGHT_WHICH))
     assert "make_step(None) should be a function you wrote" in said(capsys)
 
 
@@ -142,14 +142,14 @@ def test_bf16_vs_fp16_rejects_a_step_that_does_not_train_or_returns_no_loss(caps
     ("CPU, float16", "c", "half the bytes halve the memory traffic"),
 ])
 def test_bf16_vs_fp16_explains_each_wrong_choice(capsys, name, letter, printed):
-    assert check("precision.bf16-vs-fp16", make_step, RIGHT_WHICH | {name: letter}) is False
+    assert not check("precision.bf16-vs-fp16", make_step, RIGHT_WHICH | {name: letter})
     assert printed in said(capsys)
 
 
 def test_bf16_vs_fp16_names_a_missing_or_malformed_choice(capsys):
-    assert check("precision.bf16-vs-fp16", make_step, {"Ampere GPU, bfloat16": "a"}) is False
+    assert not check("precision.bf16-vs-fp16", make_step, {"Ampere GPU, bfloat16": "a"})
     assert 'which lacks an answer for "T4, bfloat16"' in said(capsys)
-    assert check("precision.bf16-vs-fp16", make_step, RIGHT_WHICH | {"T4, bfloat16": "yes"}) is False
+    assert not check("precision.bf16-vs-fp16", make_step, RIGHT_WHICH | {"T4, bfloat16": "yes"})
     assert 'which["T4, bfloat16"] should be "a", "b" or "c"' in said(capsys)
 
 
@@ -163,10 +163,10 @@ def test_bf16_vs_fp16_skips_what_a_mac_cannot_run_but_not_on_a_cuda_machine(mach
         return make_step(dtype)
 
     machine("apple-mps")
-    assert check("precision.bf16-vs-fp16", no_bfloat16, dict(RIGHT_WHICH)) is True
+    assert check("precision.bf16-vs-fp16", no_bfloat16, dict(RIGHT_WHICH))
     assert "bfloat16 autocast: not on this Mac (BFloat16 is not supported on MPS)" in said(capsys)
     machine("one-cuda-gpu")
-    assert check("precision.bf16-vs-fp16", no_bfloat16, dict(RIGHT_WHICH)) is False
+    assert not check("precision.bf16-vs-fp16", no_bfloat16, dict(RIGHT_WHICH))
     assert "your code raised TypeError: BFloat16 is not supported on MPS" in said(capsys)
 
 
@@ -182,12 +182,12 @@ RIGHT_ZEROS = {"float16": 248, "float16, scaled by 2**16": 0, "bfloat16": 0}
 
 
 def test_underflow_accepts_the_counts_and_the_scale_also_as_tensors(capsys):
-    assert check("precision.underflow", dict(RIGHT_ZEROS), 2**15) is True
+    assert check("precision.underflow", dict(RIGHT_ZEROS), 2**15)
     assert "float16 turns 248 of the 1001 gradients into 0" in said(capsys)
     grads = torch.logspace(-10, 0, 1001)
     as_tensors = {"float16": (grads.half() == 0).sum(), "float16, scaled by 2**16": ((grads * 2**16).half() == 0).sum(),
                   "bfloat16": (grads.bfloat16() == 0).sum()}
-    assert check("precision.underflow", as_tensors, 2.0**15) is True
+    assert check("precision.underflow", as_tensors, 2.0**15)
 
 
 def test_underflow_accepts_numpy_counts_float_sums_and_a_scale_of_numpy_or_torch(capsys):
@@ -195,19 +195,19 @@ def test_underflow_accepts_numpy_counts_float_sums_and_a_scale_of_numpy_or_torch
     numpy_counts = {"float16": (grads.half().numpy() == 0).sum(),  # a NumPy int64
                     "float16, scaled by 2**16": np.count_nonzero((grads * 2**16).half().numpy() == 0),
                     "bfloat16": (grads.bfloat16() == 0).float().sum()}  # a float tensor, 0.
-    assert check("precision.underflow", numpy_counts, np.int64(2) ** 15) is True
-    assert check("precision.underflow", RIGHT_ZEROS | {"float16": 248.0}, torch.tensor(2**15)) is True
+    assert check("precision.underflow", numpy_counts, np.int64(2) ** 15)
+    assert check("precision.underflow", RIGHT_ZEROS | {"float16": 248.0}, torch.tensor(2**15))
     assert "float16 turns 248 of the 1001 gradients into 0" in said(capsys)
 
 
 def test_underflow_tells_subnormals_and_rounding_from_zeros(capsys):
-    assert check("precision.underflow", RIGHT_ZEROS | {"float16": 579}, 2**15) is False
+    assert not check("precision.underflow", RIGHT_ZEROS | {"float16": 579}, 2**15)
     assert "579 is how many gradients fall below float16's smallest normal number" in said(capsys)
-    assert check("precision.underflow", RIGHT_ZEROS | {"float16": 278}, 2**15) is False
+    assert not check("precision.underflow", RIGHT_ZEROS | {"float16": 278}, 2**15)
     assert "those above half of it round up to it" in said(capsys)
-    assert check("precision.underflow", RIGHT_ZEROS | {"bfloat16": 3}, 2**15) is False
+    assert not check("precision.underflow", RIGHT_ZEROS | {"bfloat16": 3}, 2**15)
     assert 'zeros["bfloat16"] is 3, but that is not how many' in said(capsys)
-    assert check("precision.underflow", RIGHT_ZEROS | {"float16": 0.25}, 2**15) is False
+    assert not check("precision.underflow", RIGHT_ZEROS | {"float16": 0.25}, 2**15)
     assert 'zeros["float16"] should be an int, but it is a float' in said(capsys)
 
 
@@ -218,13 +218,13 @@ def test_underflow_tells_subnormals_and_rounding_from_zeros(capsys):
     (30000, "largest_scale is 30000, not a power of two"),
 ])
 def test_underflow_explains_a_wrong_scale(capsys, scale, printed):
-    assert check("precision.underflow", dict(RIGHT_ZEROS), scale) is False
+    assert not check("precision.underflow", dict(RIGHT_ZEROS), scale)
     assert printed in said(capsys)
 
 
 def test_underflow_template_is_not_answered_yet(capsys):
     template = {"float16": ..., "float16, scaled by 2**16": ..., "bfloat16": ...}
-    assert check("precision.underflow", template, ...) is False
+    assert not check("precision.underflow", template, ...)
     assert said(capsys).startswith("Not answered yet")
 
 
@@ -238,7 +238,7 @@ def small_setup():
 
 def test_small_model_checks_the_sizes_and_prints_both_timings(machine, capsys):
     machine("cpu-only")
-    assert check("precision.small-model", small_setup, "a") is True
+    assert check("precision.small-model", small_setup, "a")
     out = said(capsys)
     assert "The model is 64 wide and the batch 64, all on cpu, where float32 took" in out
     assert "bfloat16 autocast" in out  # the CPU's autocast dtype
@@ -255,7 +255,7 @@ def test_small_model_accepts_a_list_a_model_of_its_own_and_the_letter_as_written
         return [model, torch.randn(64, 64, generator=g), torch.randint(0, 10, (64,), generator=g)]
 
     machine("cpu-only")
-    assert check("precision.small-model", as_a_list, " A) ") is True
+    assert check("precision.small-model", as_a_list, " A) ")
     assert "The model is 64 wide and the batch 64, all on cpu" in said(capsys)
 
 
@@ -266,7 +266,7 @@ def test_small_model_catches_inputs_on_another_device_than_the_model(capsys):
         model, inputs, targets = small_setup()
         return model, utils._on_a_gpu(inputs, "cuda:1"), targets
 
-    assert check("precision.small-model", inputs_on_gpu, "a") is False
+    assert not check("precision.small-model", inputs_on_gpu, "a")
     assert "the model is on cpu, the inputs on cuda:1 and the targets on cpu" in said(capsys)
 
 
@@ -275,16 +275,16 @@ def test_small_model_catches_the_old_sizes_and_a_wrong_return(capsys):
         torch.manual_seed(0)
         return nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)), *make_data(256, 64)
 
-    assert check("precision.small-model", wide, "a") is False
+    assert not check("precision.small-model", wide, "a")
     assert "the model's first linear layer is 256 x 256: 64 wide, it is 64 x 64" in said(capsys)
 
     def big_batch():
         model, _, _ = small_setup()
         return model, *make_data(64, 512)
 
-    assert check("precision.small-model", big_batch, "a") is False
+    assert not check("precision.small-model", big_batch, "a")
     assert "the inputs have the shape (512, 64)" in said(capsys)
-    assert check("precision.small-model", lambda: small_setup()[:2], "a") is False
+    assert not check("precision.small-model", lambda: small_setup()[:2], "a")
     assert "small_setup should return three things" in said(capsys)
 
 
@@ -293,5 +293,5 @@ def test_small_model_catches_the_old_sizes_and_a_wrong_return(capsys):
     ("d", 'why should be "a", "b" or "c", but it is \'d\''),
 ])
 def test_small_model_explains_a_wrong_why(capsys, letter, printed):
-    assert check("precision.small-model", small_setup, letter) is False
+    assert not check("precision.small-model", small_setup, letter)
     assert printed in said(capsys)

@@ -1,7 +1,7 @@
 """The checks of lesson 10's exercises (exercises/tf32.py): the right answer passes, typical wrong ones
 get their own message. Everything computes on the CPU; a machine with a GPU is simulated (the
-`machine` fixture), and the learner's function, handed that GPU, computes on the CPU instead and
-stands for what the GPU would give. No GPU is needed."""
+`machine` fixture), and the learner's function, handed that GPU, computes with tensors that behave as
+if on it (`utils._on_a_gpu`, on the CPU) and stands for what the GPU would give. No GPU is needed."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+import utils
 from tools.series import NOTEBOOKS, read
 from utils import check, training_step
 
@@ -24,6 +25,11 @@ def said(capsys) -> str:
 
 # --- tf32.precision-settings --------------------------------------------------------------
 
+def to(t, where):
+    """t.to(where), where a simulated GPU gives a CPU tensor that behaves as one there."""
+    return t.to(where) if torch.device(where).type == "cpu" else utils._on_a_gpu(t, where)
+
+
 def product_error(where, precision, n=128):
     torch.manual_seed(0)
     a, b = torch.randn(n, n), torch.randn(n, n)
@@ -31,29 +37,29 @@ def product_error(where, precision, n=128):
     before = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision(precision)
     try:
-        return ((a.to(where) @ b.to(where)).cpu().double() - exact).abs().max().item()
+        return ((to(a, where) @ to(b, where)).cpu().double() - exact).abs().max().item()
     finally:
         torch.set_float32_matmul_precision(before)
 
 
 def test_precision_settings_accepts_a_function_that_sets_and_restores_the_precision(machine, capsys):
     machine("cpu-only")
-    assert check("tf32.precision-settings", product_error, "a") is True
+    assert check("tf32.precision-settings", product_error, "a")
     out = said(capsys)
     assert all(f"cpu   '{p}'" in out for p in ("highest", "high", "medium"))
     assert torch.get_float32_matmul_precision() == "highest"
 
 
 def test_precision_settings_asks_the_cpu_and_the_gpu_on_a_gpu_machine(machine, capsys):
-    """A simulated one-GPU machine: the check asks for cuda:0 too (the function computes on the CPU)."""
+    """A simulated one-GPU machine: the check asks for cuda:0 too."""
     machine("one-cuda-gpu")
     asked = []
 
-    def on_the_cpu(where, precision):
+    def recorded(where, precision):
         asked.append(str(where))
-        return product_error("cpu", precision)
+        return product_error(where, precision)
 
-    assert check("tf32.precision-settings", on_the_cpu, "a") is True
+    assert check("tf32.precision-settings", recorded, "a")
     assert set(asked) == {"cpu", "cuda:0"} and "cuda:0 'high'" in said(capsys)
 
 
@@ -62,10 +68,10 @@ def test_precision_settings_catches_a_setting_left_changed_or_never_set(capsys):
         torch.set_float32_matmul_precision(precision)
         return product_error(where, "highest")
 
-    assert check("tf32.precision-settings", left_changed, "a") is False
+    assert not check("tf32.precision-settings", left_changed, "a")
     assert 'the matmul precision is "high", not "highest" as before' in said(capsys)
     assert torch.get_float32_matmul_precision() == "highest"  # the check put it back
-    assert check("tf32.precision-settings", lambda where, precision: product_error(where, "highest"), "a") is False
+    assert not check("tf32.precision-settings", lambda where, precision: product_error(where, "highest"), "a")
     assert 'never calls torch.set_float32_matmul_precision("high")' in said(capsys)
 
 
@@ -79,14 +85,14 @@ def test_precision_settings_catches_a_float32_reference_and_other_matrices(capsy
         finally:
             torch.set_float32_matmul_precision(before)
 
-    assert check("tf32.precision-settings", against_float32, "a") is False
+    assert not check("tf32.precision-settings", against_float32, "a")
     assert 'product_error(cpu, "highest") is 0: a float32 product compared with another' in said(capsys)
 
     def other_matrices(where, precision):
         product_error(where, precision)
         return (torch.randn(64, 64).double() @ torch.randn(64, 64).double()).abs().max().item()
 
-    assert check("tf32.precision-settings", other_matrices, "a") is False
+    assert not check("tf32.precision-settings", other_matrices, "a")
     assert "far above what rounding gives" in said(capsys)
 
 
@@ -94,7 +100,7 @@ def test_precision_settings_catches_a_float32_reference_and_other_matrices(capsy
     ("b", "TF32 is NVIDIA's, inside the tensor cores of Ampere"), ("c", 'on an Ampere or later GPU, "high" lets'),
 ])
 def test_precision_settings_explains_a_wrong_choice(capsys, letter, printed):
-    assert check("tf32.precision-settings", product_error, letter) is False
+    assert not check("tf32.precision-settings", product_error, letter)
     assert printed in said(capsys)
 
 
@@ -105,7 +111,7 @@ def chunked_sum(v, chunk):
 
 
 def test_chunked_sum_accepts_chunk_sums_added_one_by_one_in_float32(capsys):
-    assert check("tf32.chunked-sum", chunked_sum, 100_000, "a") is True
+    assert check("tf32.chunked-sum", chunked_sum, 100_000, "a")
     out = said(capsys)
     assert "chunks of 100000 : error" in out and "one running total: error" in out
 
@@ -117,7 +123,7 @@ def test_chunked_sum_accepts_a_python_loop_over_the_chunks():
             total = total + v[start:start + chunk].sum()
         return total  # a tensor with one value is accepted too
 
-    assert check("tf32.chunked-sum", by_slices, 100_000, "a") is True
+    assert check("tf32.chunked-sum", by_slices, 100_000, "a")
 
 
 @pytest.mark.parametrize(("answer", "printed"), [
@@ -126,10 +132,10 @@ def test_chunked_sum_accepts_a_python_loop_over_the_chunks():
      "Your total kept more digits: a Python float is float64"),
     (lambda v, c: torch.cumsum(v.view(-1, c).sum(dim=1), 0)[-1],
      "torch.cumsum on the CPU keeps its running total in float64 too"),
-    (lambda v, c: float(v.view(-1, c).sum(dim=1).sum()), "(torch.sum adds pairwise.)"),
+    (lambda v, c: float(v.view(-1, c).sum(dim=1).sum()), "(torch.sum adds pairwise, and so does np.sum.)"),
 ])
 def test_chunked_sum_catches_one_running_total_float64_and_a_pairwise_sum(capsys, answer, printed):
-    assert check("tf32.chunked-sum", answer, 100_000, "a") is False
+    assert not check("tf32.chunked-sum", answer, 100_000, "a")
     assert printed in said(capsys)
 
 
@@ -146,8 +152,8 @@ def test_chunked_sum_accepts_a_float32_tensor_loop_and_a_numpy_float32_loop():
             total = np.float32(total + s)
         return total
 
-    assert check("tf32.chunked-sum", tensor_loop, 100_000.0, " A ") is True
-    assert check("tf32.chunked-sum", numpy_loop, 100_000, "a)") is True
+    assert check("tf32.chunked-sum", tensor_loop, 100_000.0, " A ")
+    assert check("tf32.chunked-sum", numpy_loop, 100_000, "a)")
 
 
 def test_chunked_sum_says_why_a_float64_total_of_the_chunk_sums_differs(capsys):
@@ -155,7 +161,7 @@ def test_chunked_sum_says_why_a_float64_total_of_the_chunk_sums_differs(capsys):
         sums = v.view(-1, chunk).sum(dim=1)
         return chunked_sum(v, chunk) if len(v) < 10 else torch.cumsum(sums, 0)[-1]
 
-    assert check("tf32.chunked-sum", float64_past_the_small_cases, 100_000, "a") is False
+    assert not check("tf32.chunked-sum", float64_past_the_small_cases, 100_000, "a")
     out = said(capsys)
     assert "what adding the chunk sums in float64 gives" in out and "torch.cumsum on the CPU" in out
 
@@ -167,15 +173,15 @@ def test_chunked_sum_says_why_a_float64_total_of_the_chunk_sums_differs(capsys):
     (100_000, "c", "the order is fixed"),
 ])
 def test_chunked_sum_explains_the_wrong_answers_to_the_questions(capsys, most_accurate, why, printed):
-    assert check("tf32.chunked-sum", chunked_sum, most_accurate, why) is False
+    assert not check("tf32.chunked-sum", chunked_sum, most_accurate, why)
     assert printed in said(capsys)
 
 
 # --- tf32.repeatable ----------------------------------------------------------------------
 
 def train(where, *, seed=True, deterministic=True, switch_off=True, lr=0.1, shift=0.0):
-    """The right answer, with knobs for the wrong ones; computes on the CPU whatever `where` is, and
-    `shift` stands for a GPU's other rounding."""
+    """The right answer, with knobs for the wrong ones; computes on the CPU whatever `where` is (on a
+    simulated GPU its losses behave as if there), and `shift` stands for a GPU's other rounding."""
     if seed:
         torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
@@ -189,12 +195,12 @@ def train(where, *, seed=True, deterministic=True, switch_off=True, lr=0.1, shif
     finally:
         if switch_off:
             torch.use_deterministic_algorithms(False)
-    return losses * (1 + shift) if str(where) != "cpu" else losses
+    return to(losses, where) * (1 + shift) if str(where) != "cpu" else losses
 
 
 def test_repeatable_accepts_a_seeded_deterministic_run_on_the_cpu(machine, capsys):
     machine("cpu-only")
-    assert check("tf32.repeatable", train) is True
+    assert check("tf32.repeatable", train)
     assert "Two runs on cpu gave the same bits" in said(capsys)
     assert not torch.are_deterministic_algorithms_enabled()
 
@@ -202,27 +208,27 @@ def test_repeatable_accepts_a_seeded_deterministic_run_on_the_cpu(machine, capsy
 def test_repeatable_compares_a_gpu_run_with_the_cpu_on_a_gpu_machine(machine, capsys):
     """A simulated GPU whose losses differ from the CPU's by 3 parts in a million: rtol=1e-05."""
     machine("one-cuda-gpu")
-    assert check("tf32.repeatable", lambda where: train(where, shift=3e-6)) is True
+    assert check("tf32.repeatable", lambda where: train(where, shift=3e-6))
     assert "the smallest tolerance that accepts the two runs is rtol=1e-05" in said(capsys)
 
 
 def test_repeatable_catches_an_unseeded_run_and_deterministic_mode_never_switched_on(capsys):
-    assert check("tf32.repeatable", lambda where: train(where, seed=False)) is False
+    assert not check("tf32.repeatable", lambda where: train(where, seed=False))
     assert "two runs of train differ by up to" in said(capsys)
-    assert check("tf32.repeatable", lambda where: train(where, deterministic=False)) is False
+    assert not check("tf32.repeatable", lambda where: train(where, deterministic=False))
     assert "train never calls torch.use_deterministic_algorithms(True)" in said(capsys)
 
 
 def test_repeatable_catches_deterministic_mode_left_on_and_puts_it_back(capsys):
-    assert check("tf32.repeatable", lambda where: train(where, switch_off=False)) is False
+    assert not check("tf32.repeatable", lambda where: train(where, switch_off=False))
     assert "train leaves deterministic mode on" in said(capsys)
     assert not torch.are_deterministic_algorithms_enabled()
 
 
 def test_repeatable_catches_a_list_and_a_run_that_does_not_learn(capsys):
-    assert check("tf32.repeatable", lambda where: train(where).tolist()) is False
-    assert "should return the 10 losses as one tensor (torch.stack(losses)), but it returns list" in said(capsys)
-    assert check("tf32.repeatable", lambda where: train(where, lr=0.0)) is False
+    assert not check("tf32.repeatable", lambda where: train(where).tolist())
+    assert "should return the 10 losses as one tensor (torch.stack(losses)), but it returns a list" in said(capsys)
+    assert not check("tf32.repeatable", lambda where: train(where, lr=0.0))
     assert "the model does not learn" in said(capsys)
 
 
@@ -271,7 +277,7 @@ def test_repeatable_on_cuda_with_an_older_torch_depends_on_the_first_cells_order
         finally:
             torch.use_deterministic_algorithms(False)
 
-    assert check("tf32.repeatable", train_on_cuda) is set_first
+    assert bool(check("tf32.repeatable", train_on_cuda)) is set_first
     out = said(capsys)
     if set_first:
         assert "Two runs on cuda:0 gave the same bits" in out
@@ -296,15 +302,147 @@ def test_chunked_sum_accepts_chunk_sums_made_by_numpy(capsys):
     def by_numpy(v, chunk):  # NumPy sums each row in another order than torch.sum: a few last bits differ
         return float(np.cumsum(v.numpy().reshape(-1, chunk).sum(axis=1), dtype=np.float32)[-1])
 
-    assert check("tf32.chunked-sum", by_numpy, 100_000, "a") is True
+    assert check("tf32.chunked-sum", by_numpy, 100_000, "a")
 
 
 def test_precision_settings_blames_the_new_api_setting_not_the_learners_function(capsys):
     torch.backends.cuda.matmul.fp32_precision = "tf32"  # lesson 10's new name, set in an earlier cell
     try:
-        assert check("tf32.precision-settings", product_error, "a") is False
+        assert not check("tf32.precision-settings", product_error, "a")
     finally:
         torch.backends.cuda.matmul.fp32_precision = "ieee"
     out = said(capsys)
     assert "raises in this notebook, before your function ran" in out and "your code raised" not in out
     assert torch.get_float32_matmul_precision() == "highest"
+
+
+# --- misjudgements found by answering as a learner, and right answers written otherwise ------------
+
+def test_precision_settings_sees_a_setter_imported_by_name(capsys):
+    """`from torch import set_float32_matmul_precision` in an earlier cell: torch's own function runs."""
+    from torch import get_float32_matmul_precision, set_float32_matmul_precision
+
+    def by_name(where, precision):
+        a, b = torch.randn(64, 64), torch.randn(64, 64)
+        before = get_float32_matmul_precision()
+        set_float32_matmul_precision(precision)
+        try:
+            return ((a.to(where) @ b.to(where)).cpu().double() - a.double() @ b.double()).abs().max()  # a tensor
+        finally:
+            set_float32_matmul_precision(before)
+
+    assert check("tf32.precision-settings", by_name, "A)")
+    assert "never calls" not in said(capsys)
+
+
+@pytest.mark.parametrize(("kind", "device"), [("one-cuda-gpu", "cuda:0"), ("apple-mps", "mps:0")])
+def test_precision_settings_catches_a_function_that_ignores_where_on_a_gpu_machine(machine, capsys, kind, device):
+    machine(kind)
+    assert check("tf32.precision-settings", lambda where, precision: np.float32(product_error(where, precision)), "a")
+    assert f"{device} 'high'" in said(capsys)
+    assert not check("tf32.precision-settings", lambda where, precision: product_error("cpu", precision), "a")
+    assert f'product_error({device}, "highest") puts no tensor on {device}: move the two matrices there' in said(capsys)
+
+
+def test_precision_settings_says_a_negative_error_lacks_abs_and_a_relative_one_is_not_asked_for(capsys):
+    def signed(where, precision, relative=False):
+        torch.manual_seed(0)
+        a, b = torch.randn(512, 512), torch.randn(512, 512)  # relative: an entry near 0 makes it large
+        exact = a.double() @ b.double()
+        before = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision(precision)
+        try:
+            difference = (a.to(where) @ b.to(where)).cpu().double() - exact
+            return (difference.abs() / exact.abs()).max().item() if relative else difference.min().item()
+        finally:
+            torch.set_float32_matmul_precision(before)
+
+    assert not check("tf32.precision-settings", signed, "a")
+    out = said(capsys)
+    assert 'product_error(cpu, "highest") is -' in out and "below zero: an error is the size of a difference" in out
+    assert not check("tf32.precision-settings", lambda w, p: signed(w, p, relative=True), "a")
+    assert "as the largest absolute difference" in said(capsys)
+
+
+@pytest.mark.parametrize("most_accurate", [np.int64(100_000), torch.tensor(100_000), np.float32(1e5), 1e5])
+def test_chunked_sum_accepts_the_chunk_size_as_any_number(most_accurate):
+    """As `sizes[np.argmin(errors)]` gives it, sizes being a NumPy array, or a tensor."""
+    assert check("tf32.chunked-sum", chunked_sum, most_accurate, "a")
+
+
+def test_chunked_sum_accepts_chunks_summed_one_by_one(capsys):
+    """Each chunk's own sum in a float32 running total too, then the chunk sums: chunk sums that round their
+    last bits otherwise than torch.sum's move the million numbers' total by about 10**-3."""
+    def one_by_one(v, chunk):
+        sums = np.cumsum(v.numpy().reshape(-1, chunk), axis=1, dtype=np.float32)[:, -1]
+        return float(np.cumsum(sums, dtype=np.float32)[-1])
+
+    assert check("tf32.chunked-sum", one_by_one, 100_000, "a")
+
+
+def test_chunked_sum_names_np_sum_pairwise_not_float64(capsys):
+    def with_np_sum(v, chunk):  # pairwise, in float32
+        return float(np.sum(v.view(-1, chunk).sum(dim=1).numpy(), dtype=np.float32))
+
+    assert not check("tf32.chunked-sum", with_np_sum, 100_000, "a")
+    out = said(capsys)
+    assert "for 2**24 followed by 1000 chunks that each sum to 1, chunked_sum(v, 10) gives" in out
+    assert "(torch.sum adds pairwise, and so does np.sum.)" in out and "in float64" not in out
+
+
+def test_chunked_sum_judges_most_accurate_by_the_learners_own_errors(capsys):
+    """Chunks each summed backwards, one by one: a chunk of 100 000 is then a long running total itself,
+    and with these numbers chunks of 1000 land closest; the rows the check prints say so."""
+    def backwards(v, chunk):
+        sums = np.cumsum(v.numpy().reshape(-1, chunk)[:, ::-1], axis=1, dtype=np.float32)[:, -1]
+        return float(np.cumsum(sums, dtype=np.float32)[-1])
+
+    assert not check("tf32.chunked-sum", backwards, 100_000, "a")
+    assert "most_accurate is 100000, but another chunk size lands closer" in said(capsys)
+    assert check("tf32.chunked-sum", backwards, 1000, "a")
+
+
+def test_repeatable_sees_a_setter_imported_by_name_and_accepts_warn_only():
+    from torch import use_deterministic_algorithms
+
+    def by_name(where):
+        use_deterministic_algorithms(True)
+        try:
+            return train(where, deterministic=False)
+        finally:
+            use_deterministic_algorithms(False)
+
+    def warn_only(where):
+        torch.use_deterministic_algorithms(mode=True, warn_only=True)
+        try:
+            return train(where, deterministic=False)
+        finally:
+            torch.use_deterministic_algorithms(False)
+
+    assert check("tf32.repeatable", by_name)
+    assert check("tf32.repeatable", warn_only)
+
+
+def test_repeatable_accepts_a_train_that_switches_off_a_mode_already_on(capsys):
+    """Deterministic mode was on before the check (an earlier cell left it so): train switches it off at
+    its end, as asked, and the check puts it back on, as it found it."""
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert check("tf32.repeatable", train)
+        assert "leaves deterministic mode on" not in said(capsys)
+        assert torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+def test_repeatable_accepts_ten_losses_in_a_column():
+    assert check("tf32.repeatable", lambda where: train(where).unsqueeze(1))
+
+
+@pytest.mark.parametrize(("kind", "device"), [("one-cuda-gpu", "cuda:0"), ("apple-mps", "mps:0")])
+def test_repeatable_catches_a_train_that_ignores_where_on_a_gpu_machine(machine, capsys, kind, device):
+    machine(kind)
+    assert check("tf32.repeatable", lambda where: train(where, shift=2e-5))
+    assert f"On {device} and on the CPU" in said(capsys)
+    assert not check("tf32.repeatable", lambda where: train("cpu"))
+    assert f"train({device}) puts no tensor on {device}: move the model and the data there" in said(capsys)

@@ -34,7 +34,7 @@ def test_an_exercise_that_does_not_exist_raises_a_value_error_naming_the_known_o
 
 @pytest.mark.parametrize("answer", [..., [..., 1], {"a": ...}])
 def test_the_template_is_not_answered_yet_and_returns_false(capsys, answer):
-    assert utils.check("copies.other-way", answer) is False
+    assert not utils.check("copies.other-way", answer)
     assert capsys.readouterr().out.startswith("Not answered yet")
 
 
@@ -42,14 +42,14 @@ def test_a_function_whose_body_is_only_the_ellipsis_is_not_answered_yet(capsys):
     namespace: dict = {}
     exec(compile('def to_numpy(t):\n    """A docstring."""\n    ...\n', "<learner>", "exec"), namespace)
     # exec'd code has no source for inspect to read: it is judged by what it does, and it returns None
-    assert utils.check("copies.to-numpy", namespace["to_numpy"]) is False
+    assert not utils.check("copies.to-numpy", namespace["to_numpy"])
     assert "returns a NoneType" in capsys.readouterr().out
 
     def to_numpy(t):
         """A docstring."""
         ...
 
-    assert utils.check("copies.to-numpy", to_numpy) is False
+    assert not utils.check("copies.to-numpy", to_numpy)
     assert capsys.readouterr().out.startswith("Not answered yet")
 
 
@@ -59,14 +59,14 @@ def test_a_function_whose_body_is_only_the_ellipsis_is_not_answered_yet(capsys):
     ([1.0, 2.0], "result should be a tensor (torch.Tensor), but it is a list"),
 ])
 def test_an_answer_of_the_wrong_type_gets_a_clear_message(capsys, answer, printed):
-    assert utils.check("copies.other-way", answer) is False
+    assert not utils.check("copies.other-way", answer)
     assert printed in capsys.readouterr().out
 
 
 def test_too_many_or_too_few_answers_are_named_not_raised(capsys):
-    assert utils.check("copies.other-way", 1, 2) is False
+    assert not utils.check("copies.other-way", 1, 2)
     assert "takes 1 answer(s) after the exercise's name (result), but got 2" in capsys.readouterr().out
-    assert utils.check("copies.copy-true", lambda a, b: True) is False
+    assert not utils.check("copies.copy-true", lambda a, b: True)
     assert "(shares_memory, answer), but got 1" in capsys.readouterr().out
 
 
@@ -74,12 +74,12 @@ def test_an_answer_that_raises_is_reported_and_the_check_returns_false(capsys):
     def to_numpy(t):
         raise KeyError("mine")
 
-    assert utils.check("copies.to-numpy", to_numpy) is False
+    assert not utils.check("copies.to-numpy", to_numpy)
     assert "your code raised KeyError: 'mine'" in capsys.readouterr().out
 
 
 def test_a_wrong_answer_offers_the_hint_and_hint_prints_it(capsys):
-    assert utils.check("copies.which-copy", {name: True for name in utils._COPIES_CALLS}) is False
+    assert not utils.check("copies.which-copy", {name: True for name in utils._COPIES_CALLS})
     out = capsys.readouterr().out
     assert out.startswith("✗ Not yet:") and 'hint("copies.which-copy")' in out
     utils.hint("copies.which-copy")
@@ -154,7 +154,7 @@ def verdict(timer):
 
 @pytest.mark.parametrize("name", ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"])
 def test_an_honest_timer_measures_the_simulated_work_on_every_machine(machine, name):
-    machine(name)  # the timer is handed the machine's device, but waits for the simulated GPU
+    machine(name)  # the timer is handed the machine's GPU (else cuda:0), and waits for the simulated one
     result, wrong = verdict(honest_timer)
     assert wrong is None and result == pytest.approx(1e-3, rel=0.05)
 
@@ -223,7 +223,8 @@ TO_NUMPY = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() t
 # devices refused, a CPU tensor of no dimension taken as a number), TensorConversions.cpp (to() its own
 # device returns the tensor itself; a device without an index is the current one), _tensor_str.py (the
 # device is printed after the values), adaption.cpp (a product's kernel checks its arguments in order), Linear.cpp
-# and LinearAlgebra.cpp (which kernel linear and matmul call).
+# and LinearAlgebra.cpp (which kernel linear and matmul call), c10/core/TensorImpl.h (is_cpu is false off the
+# CPU; get_device() is the device's index, -1 only on the CPU).
 CUDA_SEMANTICS = [
     ("t.tolist()", lambda: gpu().tolist(), [0.0, 1.0, 2.0]),
     ("t.sum().item()", lambda: gpu().sum().item(), 3.0),
@@ -241,6 +242,9 @@ CUDA_SEMANTICS = [
     ("t.numpy(force=True).tolist()", lambda: gpu().numpy(force=True).tolist(), [0.0, 1.0, 2.0]),
     ("np.array(t.tolist()).tolist()", lambda: np.array(gpu().tolist()).tolist(), [0.0, 1.0, 2.0]),
     ("t.to('cuda:0') is t", lambda: (lambda t: t.to("cuda:0") is t)(gpu()), True),
+    ("t.is_cpu", lambda: gpu().is_cpu, False),
+    ("cuda:1's t.get_device()", lambda: gpu(device="cuda:1").get_device(), 1),
+    ("mps's t.get_device()", lambda: gpu(device="mps").get_device(), 0),
     ("t.to('cuda:1').device", lambda: gpu().to("cuda:1").device, torch.device("cuda:1")),
     ("cuda:1's t.to('cuda').device", lambda: gpu(device="cuda:1").to("cuda").device, torch.device("cuda:0")),
     ("t.cuda(1).device", lambda: gpu().cuda(1).device, torch.device("cuda:1")),
@@ -291,6 +295,9 @@ def test_every_exercise_has_its_needs_an_answer_cell_and_a_check_or_a_listed_rea
     found = exercises_of(nb)
     assert found, f"{lesson.path.name} has no exercises in the series' format (CONTRIBUTING.md, Exercises)"
     assert [e.number for e in found] == list(range(1, len(found) + 1)), "exercises are numbered 1, 2, ..."
+    required = [e for e in found if not e.optional]
+    assert len(required) <= 3, f"{lesson.path.name}: at most three exercises; more under `## More practice (optional)`"
+    assert found[:len(required)] == required, f"{lesson.path.name}: the optional exercises come last"
     for e in found:
         where = f"{lesson.path.name}, exercise {e.number}"
         assert e.needs and HARDWARE.match(e.needs), f"{where}: needs line `*Needs: <hardware> · about N minutes.*`"
@@ -304,7 +311,8 @@ def test_every_exercise_has_its_needs_an_answer_cell_and_a_check_or_a_listed_rea
         assert call.cell_type == "code" and len(call.source.strip().splitlines()) == 1, f"{where}: one line"
         printed = stored_text(call)
         if e.kind == "check":
-            assert printed.startswith("Not answered yet") and "False" in printed, f"{where}: stored template output"
+            assert printed.startswith("Not answered yet"), f"{where}: stored template output"
+            assert "execute_result" not in {o["output_type"] for o in call.get("outputs", [])}, f"{where}: a bare False"
         else:
             assert printed.strip() == utils.MESSAGES[registered.hint], where
 
@@ -354,3 +362,14 @@ def test_exercise_files_follow_the_conventions():
 @pytest.mark.parametrize("written", ["b", "B", " b ", "b)", "b.", "(b)", "(B)"])
 def test_a_choice_is_read_as_its_letter_however_it_is_written(written):
     assert utils._letter(written, "why", "tf32.chunked-sum/choice") == "b"
+
+
+def test_check_returns_what_asserts_as_a_bool_and_shows_nothing_in_a_notebook(capsys):
+    # A check cell's last expression is check(...): Jupyter would print a bare True or False under the message.
+    kaggle = dict(driver_cuda=None, torch_cuda="12.6", cuda_available=False, service="Kaggle")
+    right, wrong = utils.check("setup.kaggle-no-gpu", kaggle, "b"), utils.check("setup.kaggle-no-gpu", kaggle, "a")
+    assert type(right) is utils.Checked and (bool(right), bool(wrong)) == (right.right, False)
+    assert right == bool(right) and wrong == False and not wrong  # noqa: E712 -- compares as the bool it stands for
+    assert repr(wrong) == "False" and right._ipython_display_() is None
+    ip = pytest.importorskip("IPython.core.formatters")
+    assert ip.DisplayFormatter().format(wrong) == ({}, {})  # Jupyter's formatter makes no output of it

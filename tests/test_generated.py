@@ -126,10 +126,10 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     assert "(notebooks/zh/99_trying.ipynb)" in zh_doc
     lesson = planned[nb_dir / "99_trying.ipynb"]
     assert "# 99 · Trying things" in lesson and '"id": "setup"' in lesson
-    assert "**Time:** about 5 minutes to read and run" in lesson  # no Run All recorded yet: the header's own figure
+    assert "**Time:** about 5 minutes, 5 with the exercises." in lesson  # no Run All recorded: the header's figure
     skeleton = planned[nb_dir / "solutions" / "99_trying_solutions.ipynb"]
     assert "## Exercise 1" in skeleton and "## Exercise 2" in skeleton and "Solutions · 99 Trying things" in skeleton
-    row = "| 99 | [Trying things](notebooks/99_trying.ipynb) | Try a thing. | 5 | CPU |"
+    row = "| 99 | [Trying things](notebooks/99_trying.ipynb) | Try a thing. | 5 (5) | CPU |"
     assert row in planned[tmp_path / "README.md"]
     utils_text = planned[tmp_path / "utils.py"]
     assert "def twice(x: torch.Tensor)" in utils_text and '"twice",' in utils_text and "Lesson 99" in utils_text
@@ -179,9 +179,11 @@ def test_helper_and_check_cells_are_collapsed_everywhere_and_no_other_cell_is():
     assert len(collapsed_somewhere) > 2 * len(all_notebooks())  # more than the setup cells
 
 
-def test_a_lessons_minutes_are_its_words_read_at_200_a_minute_plus_its_recorded_run_all_time(tmp_path, series_at,
-                                                                                             monkeypatch):
-    """`make outputs` records each lesson's Run All seconds; `make sync` states the minutes from them."""
+def test_a_lessons_minutes_are_its_prose_code_and_predict_moments_at_the_stated_rates_plus_twice_its_run_all(
+        tmp_path, series_at, monkeypatch):
+    """`make outputs` records each lesson's Run All seconds; `make sync` states the minutes from them:
+    prose at 130 words a minute, code in view at 8 lines a minute, a minute per predict moment, twice
+    the Run All; the exercises' own minutes are added for the second figure."""
     from tools import execute, series
 
     nb_dir = tmp_path / "notebooks"
@@ -189,17 +191,22 @@ def test_a_lessons_minutes_are_its_words_read_at_200_a_minute_plus_its_recorded_
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Trying things\n\n*Try a thing.*\n\n"
                                               "**Runs on:** CPU. **Time:** about 45 minutes."),
-                nbformat.v4.new_markdown_cell(" ".join(["word"] * 1500))]  # 7.5 minutes of reading
+                nbformat.v4.new_markdown_cell(" ".join(["word"] * 1300)),  # 10 minutes of reading
+                nbformat.v4.new_markdown_cell("**Predict:** what does it print?"),  # 1 minute, 5 words
+                nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(16)) + "\n\n"),  # 2 minutes
+                nbformat.v4.new_markdown_cell("## Exercises\n\n" + " ".join(["word"] * 5000))]  # not counted
+    nb.cells[0].id = "header"  # the generated header is not counted either
     series.write(nb, nb_dir / "99_trying.ipynb")
     series_at(tmp_path)
     monkeypatch.setattr(execute, "NOTEBOOKS", nb_dir)
     lesson = series.lessons()[0]
+    assert sync_notebooks.reading(series.read(lesson.path)) == (1305, 16, 1)
     assert sync_notebooks.minutes(lesson) == 45  # nothing recorded: the header's figure stays
-    execute.record("99_trying.ipynb", 140.04)  # 2.3 minutes of Run All
+    execute.record("99_trying.ipynb", 140.04)  # 2 x 2.33 minutes of Run All
     assert json.loads((nb_dir / "run_seconds.json").read_text()) == {"99_trying.ipynb": 140.0}
-    assert sync_notebooks.minutes(lesson) == 10  # 7.5 + 2.3 = 9.8, rounded up to 5
+    assert sync_notebooks.minutes(lesson) == 18  # 10.03 + 2 + 1 + 4.67 = 17.7, rounded up
     execute.record("99_trying.ipynb", 900)
-    assert sync_notebooks.minutes(lesson) == 25  # 7.5 + 15
+    assert sync_notebooks.minutes(lesson) == 44  # 10.03 + 2 + 1 + 30
 
 
 # --- the teacher's page (TEACHING.md; tools/teaching.py) -------------------------------------------
@@ -217,6 +224,12 @@ def lesson_notebook(title: str, cells: list[tuple[str, str, str]]) -> nbformat.N
     return nb
 
 
+def series_exercise_cells(nb) -> set[str]:
+    from tools.series import exercises_of
+
+    return {cell for e in exercises_of(nb) for cell in e.cells}
+
+
 def test_a_lessons_exercises_are_read_from_their_headings_and_needs_lines():
     from tools import teaching
 
@@ -228,12 +241,19 @@ def test_a_lessons_exercises_are_read_from_their_headings_and_needs_lines():
         ("t-ex-two", "markdown", "### Exercise 2 · Time it\n*Needs: a CUDA GPU (on a laptop: the CPU variant"
                                  " below) · about 15 minutes.*\n\nTime it."),
         ("t-ex-three", "markdown", "### Exercise 3 · Unsized\n\nNo needs line yet."),
+        ("t-more", "markdown", "## More practice (optional)\n\nFor who finishes early."),
+        ("t-ex-four", "markdown", "### Exercise 4 · Extra\n*Needs: any machine · about 5 minutes.*\n\nMore."),
+        ("t-ex-four-answer", "code", "extra = ..."),
     ])
     found = teaching.exercises(nb)
-    assert [(e.number, e.title, e.hardware, e.minutes, e.needs_gpu) for e in found] == [
-        (1, "Copy | paste", "any machine", 10, False),
-        (2, "Time it", "a CUDA GPU (on a laptop: the CPU variant below)", 15, True),
-        (3, "Unsized", None, None, False)]
+    assert [(e.number, e.title, e.hardware, e.minutes, e.needs_gpu, e.optional) for e in found] == [
+        (1, "Copy | paste", "any machine", 10, False, False),
+        (2, "Time it", "a CUDA GPU (on a laptop: the CPU variant below)", 15, True, False),
+        (3, "Unsized", None, None, False, False),
+        (4, "Extra", "any machine", 5, False, True)]
+    assert found[2].cell_id == "t-ex-three" and "t-more" not in series_exercise_cells(nb)
+    # the lesson's minutes with its exercises leave the optional ones out
+    assert sync_notebooks.with_exercises(None, nb, 20) == 45
     assert teaching.exercises(lesson_notebook("Old style", [("o", "markdown", "## Exercises\n\n1. One.\n2. Two.")])) \
         == []  # exercises not in the exercise form yet: none, and the page names the lesson
 
@@ -265,11 +285,59 @@ def test_the_teachers_page_has_a_row_for_every_lesson_and_every_exercise_in_both
 
     for lesson in lessons():
         rel = lesson.path.relative_to(ROOT).as_posix()
-        with_exercises = lesson.minutes + sum(e.minutes or 0 for e in teaching.exercises(read(lesson.path)))
+        with_exercises = lesson.minutes + sum(e.minutes or 0 for e in teaching.exercises(read(lesson.path))
+                                              if not e.optional)
         row = f"| {lesson.number} | [{lesson.title}]({rel}) | {lesson.minutes} | {with_exercises} | {lesson.runs_on} |"
         assert row in text
         assert f"| {lesson.number} | [" in zh and f"(notebooks/zh/{lesson.path.name})" in zh
     for lesson in lessons():
         for e in teaching.exercises(read(lesson.path)):
-            assert f"| {e.number} · {teaching.cell_text(e.title)} | {teaching.cell_text(e.hardware)} |" in text
+            title = e.title + (teaching.ENGLISH.optional if e.optional else "")
+            assert f"| {e.number} · {teaching.cell_text(title)} | {teaching.cell_text(e.hardware)} |" in text
     assert "How the prerequisites are found" in text and "make handout" in text
+
+
+def planned_minutes(text: str, minutes: dict[str, int], exercise_minutes: dict[tuple[str, int], int]) -> int:
+    """The minutes of a plan's items, as TEACHING.md names them: "01" a lesson alone, "01 ex. 1 and 2"
+    or "15 ex. 1 to 3" exercises of a lesson."""
+    total, lesson, exercises, last, previous = 0, None, False, None, 0
+    for m in re.finditer(r"\b(\d\d)\b( ex\.)?|\b(\d)\b|\b(to)\b", text):
+        if m.group(1):
+            lesson, exercises = m.group(1), bool(m.group(2))
+            total += 0 if exercises else minutes[lesson]
+        elif m.group(3) and exercises:
+            number = int(m.group(3))
+            if last == "to":
+                total += sum(exercise_minutes[(lesson, k)] for k in range(previous + 1, number + 1))
+            else:
+                total += exercise_minutes[(lesson, number)]
+            previous = number
+        last = "to" if m.group(4) else None
+    return total
+
+
+def test_the_teachers_plans_state_the_lessons_minutes_and_each_lab_fits_45_minutes():
+    """Each "(N min)" of TEACHING.md's module table is the sum of what it names, by the lessons' own
+    figures, and a lab holds at most 45 minutes: the plans follow when a lesson's minutes change."""
+    from tools import teaching
+
+    minutes = {lesson.number: lesson.minutes for lesson in lessons()}
+    exercise_minutes = {(lesson.number, e.number): e.minutes for lesson in lessons()
+                        for e in teaching.exercises(read(lesson.path))}
+    text = (ROOT / "TEACHING.md").read_text(encoding="utf-8")
+    table = text[text.index("| Week | Theme |"):]
+    rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
+    assert len(rows) >= 7
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        for k, cell in enumerate(cells[2:]):
+            if cell == "—":
+                continue
+            parts = re.findall(r"([^;()]*?)\((\d+) min\)", cell)
+            assert parts, row
+            for named, stated in parts:
+                assert planned_minutes(named, minutes, exercise_minutes) == int(stated), (row, named)
+            if k < 2:  # the two labs
+                assert sum(int(stated) for _, stated in parts) <= 45, row
+    assert planned_minutes("00 and 00 ex. 1", {"00": 14}, {("00", 1): 5}) == 19
+    assert planned_minutes("15 ex. 1 to 3", {}, {("15", 1): 15, ("15", 2): 10, ("15", 3): 10}) == 35

@@ -120,7 +120,7 @@ def test_the_english_setup_advice_is_unchanged_by_the_translation(monkeypatch):
 
 
 def test_checks_and_hints_speak_chinese_and_english_where_a_message_is_untranslated(zh, monkeypatch, capsys):
-    assert utils.check("setup.kaggle-no-gpu", ...) is False
+    assert not utils.check("setup.kaggle-no-gpu", ...)
     assert CJK.search(capsys.readouterr().out)
     utils.hint("setup.kaggle-no-gpu")
     hint = capsys.readouterr().out

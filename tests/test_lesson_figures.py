@@ -175,3 +175,15 @@ def test_the_command_exits_1_on_the_scratch_series_and_0_once_the_big_lesson_is_
 def test_every_name_in_the_set_is_a_lesson_of_the_series():
     lessons = {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
     assert lesson_figures.OVER_UNTIL_SPLIT <= lessons
+
+
+def test_optional_detail_folded_under_details_is_neither_words_nor_minutes():
+    """Reference material a learner may skip: a cell opening with `<details><summary>More detail
+    (optional)` (its Chinese twin 更多细节（选读）); a <details> fold of another kind still counts."""
+    folded = "<details><summary>More detail (optional): the allocator's sizes</summary>\n\n" + "word " * 400 + \
+             "\n\n</details>"
+    folded_zh = "<details><summary>更多细节（选读）：分配器的尺寸</summary>\n\n" + "word " * 400 + "\n\n</details>"
+    other = "<details><summary>Why?</summary>\n\nthree more words\n\n</details>"
+    nb = notebook(md("## One\n\nfive words in this cell"), md(folded), md(folded_zh), md(other))
+    assert measure(Path("01_scratch.ipynb"), nb).words == 6 + 4  # "Why?" and "three more words" count
+    assert sync_notebooks.reading(nb)[0] == 6 + 4

@@ -52,6 +52,11 @@ def test_the_scanner_finds_planted_words_in_markdown_and_comments_and_leaves_pro
                                       "the loop is not compared to anything; CIFAR-10 and CUDA are words. "
                                       "吞吐量可以在不同规模之间比较。", id="prose"),
         nbformat.v4.new_code_cell("# each compared with the float64 sum; test where it lives\nz = 2", id="prose-code"),
+        nbformat.v4.new_markdown_cell("The collapsed check below confirms it, so the lesson verifies itself on "
+                                      "the machine that made this page. 下面折叠的检查单元格会确认这一点。",
+                                      id="planted-checks"),
+        nbformat.v4.new_markdown_cell("Check your answer with the check below it; the cell checks the device.",
+                                      id="prose-checks"),
     ]
     path = tmp_path / "scratch.ipynb"
     write(nbformat.v4.new_notebook(cells=cells), path)
@@ -61,4 +66,8 @@ def test_the_scanner_finds_planted_words_in_markdown_and_comments_and_leaves_pro
         f'{path} planted-code: "sanitiz"',
         f'{path} planted-code: "CI"',
         f'{path} planted-code: "比对"',
+        f'{path} planted-checks: "collapsed check"',
+        f'{path} planted-checks: "verifies itself"',
+        f'{path} planted-checks: "machine that made this page"',
+        f'{path} planted-checks: "折叠的检查"',
     ]), found

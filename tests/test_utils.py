@@ -590,6 +590,16 @@ def test_copy_bandwidth_waits_for_both_ends_of_the_copy(monkeypatch):
     assert set(waits) == {cpu, meta}  # the source's device after each copy, the target's by median_seconds
 
 
+def test_copy_bandwidth_times_copies_into_one_tensor_allocated_beforehand(monkeypatch):
+    """The figure is the copy's, not that of allocating a new tensor (and touching its fresh pages) at every call."""
+    into, copy_ = [], torch.Tensor.copy_
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda self, src, non_blocking=False: into.append(self.data_ptr())
+                        or copy_(self, src, non_blocking))
+    source = torch.arange(1024.0)
+    assert utils.copy_bandwidth_gbps(source, cpu, min_run_time=0.001) > 0
+    assert len(into) > 1 and len(set(into)) == 1 and into[0] != source.data_ptr()
+
+
 def test_copy_bandwidth_rejects_what_is_not_a_tensor():
     with pytest.raises(TypeError, match="source must be a tensor"):
         utils.copy_bandwidth_gbps([1.0, 2.0], cpu)

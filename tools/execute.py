@@ -7,7 +7,8 @@
       English notebook's zh twin runs after it (once `make sync` gave it the new code): the
       Chinese edition's helpers and checks print Chinese, so its outputs are its own.
       Each lesson's Run All seconds go to notebooks/run_seconds.json, from which `make sync`
-      states the lesson's minutes (its words read at 200 a minute, plus that time).
+      states the lesson's minutes (its prose, code and predict moments at the rates
+      tools/sync_notebooks.py states, plus twice that time).
 
   python -m tools.execute run [--out DIR]
       Run every notebook on the best device of this machine, writing the executed

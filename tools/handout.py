@@ -2,8 +2,8 @@
 
     python -m tools.handout [--out DIR]     # default build/handout; the zip is DIR.zip beside it
 
-The folder holds every lesson (notebooks/NN_*.ipynb) with its answer cells, checks and stored
-outputs, the Chinese edition under zh/, and what they need to run there with no access to GitHub:
+The folder holds every lesson (notebooks/NN_*.ipynb) with its answer cells and checks, the Chinese
+edition under zh/, and what they need to run there with no access to GitHub:
 
     README.md                 for students: the lessons, how to open them, answer and check
     NN_topic.ipynb            each lesson
@@ -12,11 +12,18 @@ outputs, the Chinese edition under zh/, and what they need to run there with no 
     LICENSE
     zh/                       the same in Chinese (zh/README.md, zh/NN_topic.ipynb, zh/series_helpers/)
 
-No solutions notebook goes in: they are kept out, not secret (the series is public). Two things
-change in a lesson, both generated: its setup cell is the hand-out's (sync_notebooks.handout_setup:
-it takes the helpers from series_helpers/ beside the notebook, and only without them downloads
-them), and each link to a file the folder lacks points to that file on GitHub (the worked
+No solutions notebook goes in: they are kept out, not secret (the series is public). What changes
+in a lesson, all generated: its setup cell is the hand-out's (sync_notebooks.handout_setup: it takes
+the helpers from series_helpers/ beside the notebook, and only without them downloads them); its
+code cells have no outputs (a student runs a cell to see what it prints); the reveal after each
+predict moment (the prose after the predicted cell, up to the next heading) is folded under a <details> line, so
+that the answer does not sit under the question; its badges open the lesson at the hand-out's
+commit; and each link to a file the folder lacks points to that file on GitHub (the worked
 solutions, the series' README), but the link to the lesson list, which points to the folder's README.
+
+Beside it go the teacher's pack, DIR-teacher/ and DIR-teacher.zip: the worked solutions of both
+editions (with their stored outputs), tally_checks.py (tools/tally_checks.py: reads a folder of
+returned notebooks and tabulates which checks passed, running none of their code) and a README.
 
 The hand-out names the series' version in its README: the git commit of this checkout (`git rev-parse
 HEAD`), or "unknown" outside git. Its links to GitHub point at that commit, or at the main branch
@@ -30,6 +37,7 @@ import functools
 import re
 import shutil
 import subprocess
+import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +45,15 @@ from pathlib import Path
 import nbformat
 
 from tools import i18n, sync_notebooks
-from tools.series import BRANCH, GITHUB_URL, ROOT, Lesson, dumps, lessons, read
+from tools.series import BRANCH, GITHUB_URL, REPO, ROOT, Lesson, dumps, lessons, read
 
 HELPERS = sync_notebooks.HANDOUT_HELPERS
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # every entry's date: the same files make the same zip
+# The torch release the stored outputs were made with: the students' README pins it, as lesson 15 advises
+TORCH = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["series"]["torch-default"]
+PREDICT = {"en": re.compile(r"^\s*\*\*Predict\b", re.MULTILINE), "zh": re.compile(r"^\s*\*\*预测", re.MULTILINE)}
+EXERCISE = re.compile(r"^#+ (?:Exercise|练习)\b", re.MULTILINE)
+REVEAL = {"en": "Your prediction, checked (open it after running the cell)", "zh": "核对你的预测（运行单元格后再展开）"}
 
 
 @dataclass(frozen=True)
@@ -120,12 +133,38 @@ def relative(target: str, folder: str) -> str:
 
 def handout_notebook(nb: nbformat.NotebookNode, notebook: Path, ed: Edition, in_folder: dict[Path, str]) -> str:
     setup = sync_notebooks.handout_setup(ed.setup)
+    commit = version()
     for cell in nb.cells:
         if cell.get("id") == "setup":
             cell.source = setup
         elif cell.cell_type == "markdown":
             cell.source = relinked(cell.source, notebook, ed, in_folder)
+            if commit:  # the badges open the lesson as the hand-out has it, not as the main branch has it now
+                cell.source = cell.source.replace(f"/{REPO}/blob/{BRANCH}/", f"/{REPO}/blob/{commit}/")
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    fold_reveals(nb.cells, ed)
     return dumps(nb)
+
+
+def fold_reveals(cells: list, ed: Edition) -> None:
+    """After each predict moment (a markdown cell with a **Predict** line, outside the exercises), put the
+    answer (the next markdown cell after the predicted code, up to its first heading) under <details>."""
+    for i, cell in enumerate(cells):
+        if cell.cell_type != "markdown" or not PREDICT[ed.code].search(cell.source) or EXERCISE.search(cell.source):
+            continue
+        j = i + 1
+        while j < len(cells) and cells[j].cell_type == "code":
+            j += 1
+        if j == i + 1 or j == len(cells):
+            continue
+        source = cells[j].source
+        heading = re.search(r"^#", source, re.MULTILINE)  # the answer runs up to the next heading
+        first, rest = (source[:heading.start()], source[heading.start():]) if heading else (source, "")
+        if not first.strip() or first.lstrip().startswith("<details"):
+            continue
+        folded = f"<details><summary>{REVEAL[ed.code]}</summary>\n\n{first.strip()}\n\n</details>"
+        cells[j].source = folded + (f"\n\n{rest}" if rest else "")
 
 
 # --- the students' README, in each edition ---------------------------------------------------------
@@ -151,25 +190,33 @@ Start with lesson 00: it checks your setup and says how to fix what stands betwe
 
 ## Opening the lessons
 
-On your own machine, with Python 3.11 or newer: if it has an NVIDIA GPU, first install the PyTorch
-build that fits it (lesson 15 says which). Then install the rest and start JupyterLab in this folder:
+On your own machine, with Python 3.11 or newer: first install PyTorch {torch}, the release these
+lessons were made with, in the build that fits your machine (lesson 15 says which). With an NVIDIA
+GPU whose driver serves CUDA 12.6 or newer:
+
+```bash
+pip install "torch=={torch}" --index-url https://download.pytorch.org/whl/cu126
+```
+
+On a machine without an NVIDIA GPU, the CPU-only build is much smaller than the default one, which
+brings CUDA along on Linux:
+
+```bash
+pip install "torch=={torch}" --index-url https://download.pytorch.org/whl/cpu
+```
+
+Then install the rest and start JupyterLab in this folder:
 
 ```bash
 pip install -r requirements.txt
 jupyter lab
 ```
 
-On a Linux laptop without an NVIDIA GPU, install PyTorch's CPU-only build first: it is much smaller
-than the default one, which brings CUDA along.
-
-```bash
-pip install torch --index-url https://download.pytorch.org/whl/cpu
-pip install -r requirements.txt
-```
-
 Open a lesson in JupyterLab's file browser and run its cells from the top, one by one with
 Shift+Enter, or all of them with *Run → Run All Cells*. The first code cell makes the helpers
-importable: run it first.
+importable: run it first. The code cells come without their outputs: run a cell to see what it
+prints on your machine. Where a lesson asks you to predict what a cell prints, decide first, run
+the cell, then open the folded line under it to compare.
 
 On Colab or Kaggle, upload the lesson's notebook from this folder, or open the lesson from the badges
 in its first cell. A lesson opened from its badge downloads the helpers from GitHub, and so does an
@@ -222,8 +269,20 @@ without it downloads the helpers from GitHub instead. The Chinese lessons in `zh
 
 ## 打开课程
 
-在你自己的机器上需要 Python 3.11 或更高版本。如果机器有 NVIDIA GPU，
-先安装适合它的 PyTorch 构建版本（第 15 课会告诉你选哪个）。
+在你自己的机器上需要 Python 3.11 或更高版本。先安装 PyTorch {torch}，这些课程就是用这个版本做的。
+要选适合你机器的构建版本（第 15 课会告诉你选哪个）。
+机器有 NVIDIA GPU，而且驱动支持 CUDA 12.6 或更新版本时：
+
+```bash
+pip install "torch=={torch}" --index-url https://download.pytorch.org/whl/cu126
+```
+
+机器没有 NVIDIA GPU 时，用纯 CPU 构建版本。它比默认的版本小得多，在 Linux 上默认的版本会带上 CUDA。
+
+```bash
+pip install "torch=={torch}" --index-url https://download.pytorch.org/whl/cpu
+```
+
 然后安装其余的依赖，并在这个文件夹中启动 JupyterLab：
 
 ```bash
@@ -231,17 +290,11 @@ pip install -r ../requirements.txt
 jupyter lab
 ```
 
-在没有 NVIDIA GPU 的 Linux 笔记本电脑上，先安装 PyTorch 的纯 CPU 构建版本。
-它比默认的版本小得多，默认的版本会带上 CUDA。
-
-```bash
-pip install torch --index-url https://download.pytorch.org/whl/cpu
-pip install -r ../requirements.txt
-```
-
 在 JupyterLab 的文件浏览器中打开一课，从头运行它的单元格。
 可以按 Shift+Enter 逐个运行，也可以用 *Run → Run All Cells* 一次全部运行。
 第一个代码单元格让辅助函数可以导入，请先运行它。
+代码单元格不带输出，运行一个单元格才能看到它在你的机器上打印什么。
+课程让你预测一个单元格的输出时，先想好答案，再运行单元格，然后展开它下面折起来的一行对照。
 
 在 Colab 或 Kaggle 上，上传这个文件夹里这一课的笔记本，或者用它第一个单元格中的徽章打开。
 用徽章打开的课程会从 GitHub 下载辅助函数。上传的课程在旁边找不到辅助函数时也会下载。
@@ -302,10 +355,87 @@ def readme(ed: Edition, series: list[Lesson]) -> str:
             title, purpose, runs_on = (catalog.get(ctx, text) or text
                                        for ctx, text in zip(i18n.FACTS, (title, purpose, runs_on), strict=True))
         rows.append(f"| {lesson.number} | [{title}]({lesson.path.name}) | {purpose} | {lesson.minutes} | {runs_on} |")
-    text = README[ed.code].format(github=GITHUB_URL, table="\n".join(rows), version=version_text(ed))
+    text = README[ed.code].format(github=GITHUB_URL, table="\n".join(rows), version=version_text(ed), torch=TORCH)
     # Chinese prose is written in lines here, but a line break between two Chinese characters
     # would show as a space: each paragraph becomes one line
     return CJK_BREAK.sub("", text) if ed.code == "zh" else text
+
+
+# --- the teacher's pack ----------------------------------------------------------------------------
+
+TEACHER_README = {
+    "en": """\
+# GPU computing with PyTorch: the teacher's pack
+
+**[中文版](zh/README.md)**
+
+What goes with the students' hand-out ({version}), for you and not for them:
+
+- `solutions/`: the worked solutions of every lesson, with the outputs they printed when the series
+  made them; `zh/solutions/` holds the Chinese edition's.
+- `tally_checks.py`: reads a folder of returned notebooks and tabulates which exercise checks passed.
+
+## Tallying the returned notebooks
+
+Put the notebooks your students return into one folder (subfolders are fine), then run, with any
+Python 3.11 or newer (nothing to install):
+
+```bash
+python tally_checks.py returned/
+python tally_checks.py returned/ --csv results.csv
+```
+
+It prints a table per lesson: a row per notebook, a column per exercise, and in each cell what the
+check printed when the student last ran it: ✓ right, ✗ not yet, – not answered, · not run. It reads
+the notebooks' stored outputs only and runs none of the students' code, so it shows what each
+notebook says and no more: a check run before the answer changed, or an output edited by hand, is not
+caught. Ask students to run *Restart & Run All* before they save; to verify one, run it again yourself
+in a safe place, with the hand-out's `series_helpers/` beside it.
+""",
+    "zh": """\
+# 用 PyTorch 做 GPU 计算：教师资料包
+
+**[English](../README.md)**
+
+这些资料配合学生的课程包（{version}），供你使用，不发给学生：
+
+- `solutions/`：每一课的完整解答，带着本系列生成它们时打印的输出；中文版的解答在 `zh/solutions/`。
+- `tally_checks.py`：读取一个文件夹里交回的笔记本，列表统计哪些练习检查通过了。
+
+## 统计交回的笔记本
+
+把学生交回的笔记本放进一个文件夹（可以有子文件夹），然后用 Python 3.11 或更高版本运行（不需要安装任何东西）：
+
+```bash
+python tally_checks.py returned/
+python tally_checks.py returned/ --csv results.csv
+```
+
+它为每一课打印一张表：每个笔记本一行，每道练习一列。
+每格是学生最后一次运行检查时检查打印的结果：✓ 答对了，✗ 还不对，– 还没有作答，· 没有运行。
+它只读取笔记本里保存的输出，不运行学生的任何代码。所以它只显示笔记本里写着什么：
+答案改了之后没有重新运行检查，或者有人手动改了输出，它都发现不了。
+请学生在保存前运行 *Restart & Run All*。要核实某个笔记本，就在安全的地方自己再运行一遍，
+旁边放上课程包里的 `series_helpers/`。
+""",
+}
+
+
+def teacher_contents() -> dict[str, str]:
+    """{path in the teacher's pack: text}: its README in each edition, the solutions, tally_checks.py."""
+    files = {"tally_checks.py": (ROOT / "tools" / "tally_checks.py").read_text(encoding="utf-8")}
+    for ed in EDITIONS:
+        text = TEACHER_README[ed.code].format(version=version_text(ed))
+        files[ed.folder + "README.md"] = CJK_BREAK.sub("", text) if ed.code == "zh" else text
+        for lesson in lessons():
+            path = repo_path(lesson, ed).parent / "solutions" / lesson.solutions.name
+            if path.is_file():  # a solution's links go to GitHub, at the hand-out's commit
+                nb = read(path)
+                for cell in nb.cells:
+                    if cell.cell_type == "markdown":
+                        cell.source = relinked(cell.source, path, ed, {})
+                files[f"{ed.folder}solutions/{path.name}"] = dumps(nb)
+    return dict(sorted(files.items()))
 
 
 # --- the folder and the zip ---------------------------------------------------------------------
@@ -327,12 +457,21 @@ def contents() -> dict[str, str]:
 
 
 def write(out: Path) -> Path:
-    """Write the hand-out into ``out`` (made anew) and ``out``.zip beside it; return the zip's path."""
-    if out.exists():
-        if not (out / HELPERS / "utils.py").is_file() and any(out.iterdir()):
-            raise SystemExit(f"{out} exists and is no hand-out (it has no {HELPERS}/utils.py): choose another --out")
-        shutil.rmtree(out)
-    files = contents()
+    """Write the hand-out into ``out`` (made anew) and ``out``.zip beside it, and the teacher's pack into
+    ``out``-teacher and ``out``-teacher.zip; return the hand-out zip's path."""
+    teacher = out.with_name(out.name + "-teacher")
+    for folder, marker in ((out, f"{HELPERS}/utils.py"), (teacher, "tally_checks.py")):
+        if folder.exists():
+            if not (folder / marker).is_file() and any(folder.iterdir()):
+                raise SystemExit(f"{folder} exists and is no hand-out (it has no {marker}): choose another --out")
+            shutil.rmtree(folder)
+    archive = write_folder(out, contents())
+    write_folder(teacher, teacher_contents())
+    return archive
+
+
+def write_folder(out: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` into the folder ``out`` and into ``out``.zip beside it; return the zip's path."""
     for name, text in files.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         (out / name).write_text(text, encoding="utf-8")
@@ -354,7 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out.resolve()
     archive = write(out)
     print(f"wrote {out} ({len(lessons())} lessons in {len(EDITIONS)} editions, the helpers, a README for"
-          f" students) and {archive}")
+          f" students) and {archive}; the teacher's pack (solutions, tally_checks.py) in {out}-teacher and"
+          f" {out}-teacher.zip")
     return 0
 
 

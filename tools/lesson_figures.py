@@ -6,14 +6,16 @@
 The limits, for each lesson `notebooks/NN_*.ipynb` (a solutions notebook is measured and shown,
 never failed):
 
-- **prose words** at most 1,800: the words of every markdown cell except the generated `header`
+- **prose words** at most 1,300: the words of every markdown cell except the generated `header`
   and `footer` cells, without the exercises (from the line `## Exercises` to the footer, that line
   included). A word is what a reader reads as one: the text is split on whitespace after removing
   link targets (the `(...)` of `[text](...)`, so the link text counts), images (`![alt](...)`:
   a picture is not read as words), HTML comments and tags (`<img ...>`, `<br>`, `</sub>`) and the
   language tag after a code fence (```` ```python ````); a piece counts if it holds a letter or a
   digit, so bullets, `|` of tables, `**`, `---` and lone dashes do not. Inline code and the
-  lines of a fenced code block in markdown count as words.
+  lines of a fenced code block in markdown count as words. A cell of optional reference material,
+  folded under `<details><summary>More detail (optional)` (tools/series.py, OPTIONAL_DETAIL), is
+  not counted.
 - **code in view** at most 120 lines: the non-blank lines (comments included) of every code cell
   a reader sees, that is every code cell but the generated `setup` cell and the collapsed ones,
   up to the exercises (their answer and check cells are the learner's to write in and run; each
@@ -46,16 +48,33 @@ from pathlib import Path
 import nbformat
 
 from tools.i18n import WRITEFILE_PY
-from tools.series import FACTS, LESSON_NAME, MD_IMAGE, ROOT, SOLUTIONS, all_notebooks, count_words, read, table
+from tools.series import (
+    FACTS,
+    LESSON_NAME,
+    MD_IMAGE,
+    OPTIONAL_DETAIL,
+    ROOT,
+    SOLUTIONS,
+    all_notebooks,
+    count_words,
+    read,
+    table,
+)
 from tools.sync_notebooks import COLLAPSE_MARKS, collapse_marks
 
-MAX_WORDS = 1800
+MAX_WORDS = 1300
 MAX_CODE_LINES = 120
 MAX_CELL_LINES = 15
 MAX_SCRIPT_LINES = 60  # a script the learner reads as a file: `%%writefile name.py`
 
-# issue 16: lessons over the limits while they wait to be split; remove each as it meets them
-OVER_UNTIL_SPLIT: set[str] = set()
+# Lessons still over the limits while they are cut or split to fit a 45-minute lab (the word limit
+# fell from 1,800 to 1,300); `--check` fails on a lesson named here that meets them: remove it then.
+OVER_UNTIL_SPLIT: set[str] = {
+    "01_devices", "02_tensors_on_devices", "03_copies_between_devices", "04_models_on_devices",
+    "07_gpu_memory", "08_out_of_memory", "09_mixed_precision", "10_tf32_and_determinism",
+    "11_data_loading", "12_training_loop", "13_distributed_data_parallel", "14_ddp_in_practice",
+    "15_which_pytorch_build",
+}
 
 GENERATED_MARKDOWN = ("header", "footer")
 EXERCISES = re.compile(r"^##\s+Exercises\b", re.MULTILINE)
@@ -137,6 +156,8 @@ def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
             diagrams += len(images(cell.source))
             predicts += bool(PREDICT.search(cell.source))
             text = cell.source
+            if OPTIONAL_DETAIL.match(text):  # folded reference material, marked optional: not counted
+                continue
             if not in_exercises and (m := EXERCISES.search(text)):
                 words += count_words(text[:m.start()])
                 in_exercises = True

@@ -14,6 +14,11 @@ data sheet's are not checked. The parsing is here, apart from the test, so that 
 GPU figures and their sources (issue 18; tests/test_gpu_figures.py): every sentence that states
 a GPU figure cites a GPU record of gpu-runs/ whose cell printed it, or says it is reasoning and
 names its source; the section "GPU figures" below says what counts and how to cite.
+
+Comparative claims (issue 29, item 5; tests/test_stored_timings.py): a sentence beside a cell that
+prints timings and compares them in words ("close", "faster", 接近, 更慢) agrees with the printed
+medians and IQRs by the lesson's own rule; the section "Comparative claims" at the end says what is
+read and how.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from tools import gpu_report, gpu_runs, series
 
 NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"  # 3,350 is one number
 TIME_UNITS = ("s", "ms", "µs", "ns")
+SECONDS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
 TIMING = re.compile(rf"({NUMBER}) (s|ms|µs|ns) \(IQR ({NUMBER}) \2(, noisy)?\)")
 # A measured figure: a time, a rate, or a ratio written onto its number (1.91×; but 64 × 64 is a
 # shape and 1000 × major a formula).
@@ -55,6 +61,14 @@ class Timing:
     @property
     def noisy(self) -> bool:
         return self.iqr > self.median / 3
+
+    @property
+    def seconds(self) -> float:
+        return self.median * SECONDS[self.unit]
+
+    @property
+    def iqr_seconds(self) -> float:
+        return self.iqr * SECONDS[self.unit]
 
 
 def timings(text: str) -> list[Timing]:
@@ -385,3 +399,155 @@ def uncited_gpu_figures(nb: nbformat.NotebookNode, notebook: str,
                         folder: Path = gpu_runs.RUNS) -> list[tuple[GpuSentence, list[str]]]:
     """Each GPU-figure sentence of a notebook whose citation does not hold, with what is wrong."""
     return [(s, p) for s in notebook_gpu_sentences(nb) if (p := citation_problems(s, notebook, folder))]
+
+
+# --- Comparative claims (issue 29, item 5; tests/test_stored_timings.py) -------------------------
+#
+# A sentence beside a cell that prints timings may compare them in words: "the two come out
+# close", "no difference", "about the same", "faster", "slower", "1.7× as long"; in the Chinese
+# edition 接近, 差不多, 没有差别, 更快, 更慢, 倍. Such a claim must agree with the printed medians
+# and IQRs by the lesson's own rule (lesson 05, cell timing-43; `utils.Timing.against`): two medians
+# differ only when they are further apart than their two IQRs together.
+#
+# Beside a cell means in the markdown cell right after it (up to its first heading: a heading opens
+# another section) or right before it (after its last heading), code cells that print nothing (the
+# checks) aside; a cell beside is one whose output holds at least two timings. The claim is a
+# clause (sentences split at , ; : and their Chinese forms): a clause that hedges (may, can, if,
+# expect; 可能, 如果, 预期) or negates the word ("no faster", 并不更快) claims nothing, nor does a
+# question, a prediction, or a sentence that says it is reasoning. A clause speaks of a GPU, and
+# not of the run on record, when it or an earlier clause of its paragraph names a GPU ("On a GPU",
+# 在 GPU 上) and no later one says "without a GPU", "on a CPU", "here" (没有 GPU, 在 CPU 上, 这里):
+# the stored outputs come from a machine without one, so only the other clauses are checked.
+#
+# Which timings a sentence compares is not parsed: a claim of no difference fails only where every
+# two timings of the cell differ (with two timings: where they do), a claim of a difference only
+# where no two differ; its direction (which is the faster) and a figure it quotes are not checked
+# here (a quoted figure must be printed: `unbacked_figures`). A sentence between two cells that
+# print timings fails only if it contradicts both.
+
+SAME_WORDS = re.compile(r"(?i:\bclose\b|\bno (?:real |measurable |clear )?difference\b|\bagree\b"
+                        r"|\b(?:about|much|roughly) the same\b|\b(?:about|just|almost) as (?:fast|long)\b)"
+                        r"|接近|差不多|相差无几|没有(?:明显的?|什么)?(?:差别|区别|差异)|无差别|一致")
+DIFFER_WORDS = re.compile(r"(?i:\bfaster\b|\bslower\b|\bquicker\b|\bsooner\b|\btwice\b"
+                          rf"|\btimes (?:as long|longer|faster)\b|{NUMBER}\s?[×x] (?:as long|faster|slower|longer)\b)"
+                          r"|更快|更慢|快得多|慢得多|[快慢]了|[快慢][^，。；：,;:]{0,4}倍|倍[^，。；：,;:]{0,2}[快慢]")
+# "The slower one", "较慢的那个进程": a name for one of the things compared, not a comparison.
+REFERENCE = re.compile(r"(?i:\bthe (?:faster|slower) (?:one|process|thread|run|call|GPU)s?\b)|较[快慢]的")
+NEGATED = re.compile(r"(?i:\b(?:no|not|never|nor|neither|hardly)\s+(?:\w+\s+)?$)"
+                     r"|(?:不|没|未|并非|不是)[^，。；：]{0,6}$")
+HEDGE = re.compile(r"(?i:\b(?:may|might|can|could|would|should|if|unless|whether|expect\w*|suppose|imagine)\b)"
+                   r"|可能|也许|或许|如果|假如|若|是否|能否|预期|预计|应该")
+NOT_A_CLAIM = re.compile(r"(?i:\bpredict\b|\breason(?:ed|ing)\b|\bnot a recorded run\b)|预测|推理|推算|并非实际运行")
+# Words that put a clause back on the run on record (the stored outputs come from a CPU).
+ON_RECORD = re.compile(r"(?i:\bwithout (?:a |an |any )?(?:CUDA )?(?:GPU|accelerator)s?\b|\bno GPU\b"
+                       r"|\b(?:on|in) (?:a|the|this|your) CPU\b|\bCPUs?\b|\bhere\b|\bthis (?:machine|page|run)\b"
+                       r"|\bstored outputs?\b)"
+                       r"|没有\s*(?:CUDA\s*)?GPU|无\s*GPU|CPU|这台机器|本页|这里|存储的输出")
+CLAUSE_END = re.compile(r"[,;:，；：]|(?<=[.!?。！？])\s+|(?<=[。！？])")
+HEADING_LINE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    cell: str  # the markdown cell
+    kind: str  # "same" (no difference) or "differ"
+    words: str  # as written: "close", "1.72× as long", "更快"
+    sentence: str
+
+
+def claims(markdown: str, cell_id: str = "") -> list[Claim]:
+    """The comparative claims about the run on record in ``markdown``: the rule above. A
+    parenthesised aside is read on its own, in the context of the sentence around it, and changes
+    that context for nothing after it ("(an A100: ...; not measured here)")."""
+    found = []
+    prose = HEADING_LINE.sub("", CODE_OR_LINK.sub(" ", HTML.sub(" ", markdown)))  # a title claims nothing
+    for paragraph in PARAGRAPH.split(prose):
+        on_gpu = False
+        for sentence in SENTENCE_END.split(paragraph):
+            text = sentence.strip()
+            if not text or text.endswith(("?", "？")) or NOT_A_CLAIM.search(text):
+                on_gpu = _clauses_on_gpu(_asides(text)[0], on_gpu)[1]
+                continue
+            main, asides = _asides(text)
+            clauses, after = _clauses_on_gpu(main, on_gpu)
+            for aside in asides:
+                clauses += _clauses_on_gpu(aside.strip("()（）"), on_gpu)[0]
+            on_gpu = after
+            for clause, gpu in clauses:
+                if gpu or HEDGE.search(clause):
+                    continue
+                names = [r.span() for r in REFERENCE.finditer(clause)]
+                for kind, pattern in (("same", SAME_WORDS), ("differ", DIFFER_WORDS)):
+                    found += [Claim(cell_id, kind, m.group(0), text) for m in pattern.finditer(clause)
+                              if not NEGATED.search(clause[:m.start()])
+                              and not any(i <= m.start() < j for i, j in names)]
+    return found
+
+
+def _clauses_on_gpu(text: str, on_gpu: bool) -> tuple[list[tuple[str, bool]], bool]:
+    """The clauses of ``text``, each with whether it speaks of a GPU, and whether the last does."""
+    out = []
+    for clause in CLAUSE_END.split(text):
+        gpu, cpu = GPU_WORD.search(clause) or NAMES_A_GPU.search(clause), ON_RECORD.search(clause)
+        if cpu and (not gpu or cpu.start() >= gpu.start() or "GPU" in cpu.group(0)):
+            on_gpu = False
+        elif gpu:
+            on_gpu = True
+        out.append((clause, on_gpu))
+    return out, on_gpu
+
+
+def differ(a: Timing, b: Timing) -> bool:
+    """The lesson's rule: two medians differ when they are further apart than their two IQRs together."""
+    return abs(a.seconds - b.seconds) > a.iqr_seconds + b.iqr_seconds
+
+
+def contradicts(claim: Claim, printed: list[Timing]) -> bool:
+    """Whether timings printed by one cell say otherwise than ``claim`` (the rule above)."""
+    pairs = [(a, b) for k, a in enumerate(printed) for b in printed[k + 1:]]
+    if claim.kind == "same":
+        return all(differ(a, b) for a, b in pairs)
+    return not any(differ(a, b) for a, b in pairs)
+
+
+def _beside(nb: nbformat.NotebookNode) -> dict[int, list[int]]:
+    """For each markdown cell, the code cells beside it that print at least two timings."""
+    cells, out = nb.cells, {}
+    for k, cell in enumerate(cells):
+        if cell.cell_type != "code" or len(timings(output_text(cell))) < 2:
+            continue
+        for step in (1, -1):
+            j = k + step
+            while 0 <= j < len(cells) and cells[j].cell_type == "code" and not cells[j].get("outputs"):
+                j += step
+            if 0 <= j < len(cells) and cells[j].cell_type == "markdown":
+                out.setdefault(j, []).append(k)
+    return out
+
+
+def _section_part(markdown: str, after_cell: bool) -> str:
+    """The part of a markdown cell that belongs with a code cell before it (up to its first heading)
+    or after it (from its last heading on)."""
+    starts = [m.start() for m in HEADING_LINE.finditer(markdown)]
+    if not starts:
+        return markdown
+    return markdown[:starts[0]] if after_cell else markdown[starts[-1]:]
+
+
+def contradicted_claims(nb: nbformat.NotebookNode) -> list[tuple[Claim, list[tuple[str, list[Timing]]]]]:
+    """Each comparative claim beside cells that print timings which every one of those cells
+    contradicts, with the cells (id, timings)."""
+    out = []
+    for j, ks in sorted(_beside(nb).items()):
+        md = nb.cells[j]
+        if md.get("id") in ("header", "footer"):
+            continue
+        by_cell = [(k, timings(output_text(nb.cells[k]))) for k in ks]
+        found = {}
+        for k, printed in by_cell:
+            for claim in claims(_section_part(md.source, after_cell=k < j), md.get("id", "")):
+                found.setdefault(claim, []).append((nb.cells[k].get("id"), printed))
+        for claim, cells in found.items():
+            if len(cells) == len(by_cell) and all(contradicts(claim, printed) for _, printed in cells):
+                out.append((claim, cells))
+    return out

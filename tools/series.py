@@ -30,7 +30,7 @@ LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
 TITLE = re.compile(r"^# (?:\d\d · )?(.+)$", re.MULTILINE)
 PURPOSE = re.compile(r"^\*([^*].*[^*])\*$", re.MULTILINE)
 FACTS = re.compile(r"^\*\*Runs on:\*\* (.+?)\. \*\*Time:\*\* about (\d+) minutes"
-                   r"(?: to read and run)?(?:, plus the exercises)?\.$", re.MULTILINE)
+                   r"(?: to read and run)?(?:, plus the exercises|, (\d+) with the exercises)?\.$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class Lesson:
     purpose: str
     minutes: int
     runs_on: str
+    with_exercises: int | None = None  # the minutes with the exercises' own minutes added (make sync)
 
     @property
     def solutions(self) -> Path:
@@ -86,7 +87,7 @@ def lesson_facts(path: Path) -> Lesson:
     if missing:
         raise ValueError(f"{path.name}: its first markdown cell needs " + ", ".join(missing))
     return Lesson(path, m.group(1), title.group(1).strip(), purpose.group(1).strip(), int(facts.group(2)),
-                  facts.group(1).strip())
+                  facts.group(1).strip(), int(facts.group(3)) if facts.group(3) else None)
 
 
 def lessons() -> list[Lesson]:
@@ -139,6 +140,10 @@ HARNESS_WORDS = (
     r"比对|逐字比较",
     r"单元测试|测试(?:套件|框架)",
     r"持续集成",
+    # the series' own checks and the machine that made the stored outputs are no lesson topic
+    r"(?i)\bcollapsed\s+checks?\b|\bcheck\s+cells?\b|\bverif(?:y|ies)\s+itself\b",
+    r"(?i)\bmachine\s+that\s+made\s+this\s+page\b|\bseries'\s+own\s+use\b",
+    r"折叠的检查|自我验证|生成本页的机器|本系列内部使用",
 )
 
 
@@ -179,6 +184,13 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 EXERCISE_HEADING = re.compile(r"^### Exercise (\d+) · (.+)$", re.MULTILINE)
 EXERCISE_NEEDS = re.compile(r"^\*Needs: (.+?) · about (\d+) minutes\.\*$", re.MULTILINE)
 EXERCISE_CALL = re.compile(r"""^(check|hint)\(\s*["']([a-z0-9-]+\.[a-z0-9-]+)["']""")
+# After a lesson's (at most three) exercises, a cell `## More practice (optional)` may open more of
+# them, checked as the others: a lab plans with the first ones, the rest are for who wants more.
+# A markdown cell that opens with `<details><summary>More detail (optional)` (更多细节（选读）) holds
+# reference material a learner may skip: it is folded where the notebook is opened, and neither the
+# lesson's words nor its minutes count it. Nothing an exercise needs may sit in one.
+OPTIONAL_DETAIL = re.compile(r"^\s*<details>\s*<summary>\s*(?:More detail \(optional\)|更多细节（选读）)")
+MORE_PRACTICE = re.compile(r"^##\s+(?:More practice\b|更多练习)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -190,12 +202,14 @@ class Exercise:
     exercise_id: str | None  # the id its check (or hint) names; None where there is no such cell
     kind: str | None  # "check", or "hint" for an exercise answered in words
     cells: tuple[str, ...]  # the ids of its cells, heading first
+    optional: bool = False  # under "More practice (optional)": not counted in the lesson's minutes
 
 
 def exercises_of(nb: nbformat.NotebookNode) -> list[Exercise]:
     """The exercises of a lesson, in order (an empty list for a notebook without them)."""
     found: list[Exercise] = []
     current: list[nbformat.NotebookNode] = []
+    optional = False
 
     def close() -> None:
         if not current:
@@ -207,7 +221,7 @@ def exercises_of(nb: nbformat.NotebookNode) -> list[Exercise]:
         found.append(Exercise(int(heading.group(1)), heading.group(2).strip(),
                               needs.group(1) if needs else None, int(needs.group(2)) if needs else None,
                               call.group(2) if call else None, call.group(1) if call else None,
-                              tuple(c.get("id") for c in current)))
+                              tuple(c.get("id") for c in current), optional))
         current.clear()
 
     started = False
@@ -218,6 +232,10 @@ def exercises_of(nb: nbformat.NotebookNode) -> list[Exercise]:
             started = True
             continue
         if not started:
+            continue
+        if cell.cell_type == "markdown" and MORE_PRACTICE.search(cell.source):
+            close()
+            optional = True
             continue
         if cell.cell_type == "markdown" and EXERCISE_HEADING.search(cell.source):
             close()

@@ -35,12 +35,14 @@ from tools import diagrams, i18n, teaching
 from tools.series import (
     BRANCH,
     GITHUB_URL,
+    OPTIONAL_DETAIL,
     REPO,
     ROOT,
     UTILS_URL,
     Lesson,
     count_words,
     dumps,
+    exercises_of,
     lessons,
     read,
     set_metadata,
@@ -498,24 +500,24 @@ class Edition:
 
 ENGLISH = Edition(
     place=lambda path: path, up="../", readme="README.md", contents="Contents", other="zh/", other_label="中文",
-    runs_on="**Runs on:** {runs_on}. **Time:** about {minutes} minutes to read and run, plus the exercises.",
+    runs_on="**Runs on:** {runs_on}. **Time:** about {minutes} minutes, {total} with the exercises.",
     worked="**Worked solutions** to the exercises: [solutions/{name}](solutions/{name}).",
     back="[< back to the lesson: {number} {title}](../{name})",
     solutions_title="# Solutions · {number} {title}",
     solutions_purpose="*Worked solutions to the lesson's exercises. Try them yourself first.*",
     setup_note="*The first code cell makes the series' helpers importable; run it, no need to read it.*",
-    setup=SETUP, table_head="| # | Lesson | What it teaches | Minutes to read and run | Runs on | Solutions |",
+    setup=SETUP, table_head="| # | Lesson | What it teaches | Minutes (with exercises) | Runs on | Solutions |",
     solutions_label="solutions",
 )
 CHINESE = Edition(
     place=i18n.zh_path, up="../../", readme="README.zh-CN.md", contents="目录", other="../", other_label="English",
-    runs_on="**运行环境：** {runs_on}。**用时：** 阅读和运行约 {minutes} 分钟，另加练习时间。",
+    runs_on="**运行环境：** {runs_on}。**用时：** 约 {minutes} 分钟，加上练习约 {total} 分钟。",
     worked="本课练习的解答见 [solutions/{name}](solutions/{name})。",
     back="[< 返回课程 {number} {title}](../{name})",
     solutions_title="# 练习解答 · {number} {title}",
     solutions_purpose="*本课练习的完整解答。请先自己动手做一遍。*",
     setup_note="*第一个代码单元格用来导入本系列的辅助函数，运行即可，不必细读。*",
-    setup=ZH_SETUP, table_head="| # | 课程 | 内容 | 阅读和运行（分钟） | 运行环境 | 解答 |",
+    setup=ZH_SETUP, table_head="| # | 课程 | 内容 | 分钟（含练习） | 运行环境 | 解答 |",
     solutions_label="解答",
 )
 
@@ -545,7 +547,8 @@ def lesson_cells(series: list[Facts], k: int, ed: Edition = ENGLISH, anchor: str
         "",
         badges(ed.place(lesson.path)),
         "",
-        ed.runs_on.format(runs_on=f.runs_on, minutes=lesson.minutes),
+        ed.runs_on.format(runs_on=f.runs_on, minutes=lesson.minutes,
+                          total=lesson.with_exercises if lesson.with_exercises is not None else lesson.minutes),
         "",
         ed.setup_note,
     ])
@@ -604,7 +607,8 @@ def readme_table(series: list[Facts], ed: Edition) -> str:
     for f in series:
         rel = ed.place(f.lesson.path).relative_to(ROOT).as_posix()
         sol = ed.place(f.lesson.solutions).relative_to(ROOT).as_posix()
-        rows.append(f"| {f.lesson.number} | [{f.title}]({rel}) | {f.purpose} | {f.lesson.minutes}"
+        total = f.lesson.with_exercises if f.lesson.with_exercises is not None else f.lesson.minutes
+        rows.append(f"| {f.lesson.number} | [{f.title}]({rel}) | {f.purpose} | {f.lesson.minutes} ({total})"
                     f" | {f.runs_on} | [{ed.solutions_label}]({sol}) |")
     return "\n".join(rows)
 
@@ -643,9 +647,27 @@ def zh_document(doc: i18n.Document, sections: list[tuple[str, str, str]], fills:
 
 
 # How long each lesson's Run All took when `make outputs` last executed it (tools/execute.py
-# writes it): with its words read at 200 a minute, the minutes its header states.
+# writes it), for the minutes its header states.
 RUN_SECONDS = "run_seconds.json"
-WORDS_A_MINUTE = 200
+# A lesson's minutes as a teacher plans a lab, from what a learner meets before the exercises:
+# - its prose at 130 words a minute. Reading to learn and remember is slower than reading: Carver's
+#   studies of reading rates (Reading Rate: A Review of Research and Theory, 1990) put "learning" at
+#   about 200 and "memorizing" at about 138 words a minute, and Brysbaert's meta-analysis (Journal of
+#   Memory and Language, 2019) puts ordinary silent reading of non-fiction at about 238. A lesson's
+#   prose is new technical material for its reader, nearer the memorizing rate;
+# - its code in view (collapsed cells aside) at 8 lines a minute: each line is read and its output
+#   compared with the text. No study gives a rate for reading code while running it; this figure is
+#   the series' own assumption, to be checked against readers timed with a stopwatch;
+# - a minute for each predict moment (reading the question, deciding, running the cell, comparing);
+# - twice its Run All: the cells are run one by one, and the first run of a session waits on imports.
+# An exercise's minutes are its own (`*Needs: ... · about N minutes.*`), added for "with the exercises"
+# (not those under "More practice (optional)").
+WORDS_A_MINUTE = 130
+CODE_LINES_A_MINUTE = 8
+PREDICT_MINUTES = 1
+RUN_ALL_FACTOR = 2
+PREDICT_LINE = re.compile(r"^\s*\*\*Predict\b", re.MULTILINE)
+EXERCISES_HEADING = re.compile(r"^##\s+Exercises\b", re.MULTILINE)
 
 
 def run_seconds() -> dict[str, float]:
@@ -653,30 +675,55 @@ def run_seconds() -> dict[str, float]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
+def reading(nb: nbformat.NotebookNode) -> tuple[int, int, int]:
+    """What a learner reads before a lesson's exercises: (words of prose, lines of code in view,
+    predict moments); the header, the footer, the setup cell and collapsed cells do not count."""
+    words = code = predicts = 0
+    for c in nb.cells:
+        if c.get("id") in ("header", "footer", "setup"):
+            continue
+        if c.cell_type == "markdown":
+            if OPTIONAL_DETAIL.match(c.source):  # folded reference material, marked optional
+                continue
+            exercises = EXERCISES_HEADING.search(c.source)
+            before = c.source[:exercises.start()] if exercises else c.source
+            words += count_words(before)
+            predicts += bool(PREDICT_LINE.search(before))
+            if exercises:
+                break
+        elif c.cell_type == "code" and len(collapse_marks(c)) < len(COLLAPSE_MARKS):
+            code += sum(1 for line in c.source.splitlines() if line.strip())
+    return words, code, predicts
+
+
 def minutes(lesson: Lesson, nb: nbformat.NotebookNode | None = None, seconds: dict[str, float] | None = None) -> int:
-    """The lesson's minutes: its prose up to the exercises (each states its own minutes) read at
-    200 words a minute plus its recorded Run All time, rounded up to 5; the header's own figure
-    while no run is recorded. ``nb`` and ``seconds`` are the lesson and `run_seconds()` where the
-    caller has read them."""
+    """The lesson's minutes without its exercises: its prose, its code in view and its predict moments
+    read at the rates above, plus twice its recorded Run All, rounded up to a whole minute; the
+    header's own figure while no run is recorded. ``nb`` and ``seconds`` are the lesson and
+    `run_seconds()` where the caller has read them."""
     recorded = (run_seconds() if seconds is None else seconds).get(lesson.path.name)
     if recorded is None:
         return lesson.minutes
-    words = 0
-    for c in (read(lesson.path) if nb is None else nb).cells:
-        if c.cell_type != "markdown" or c.get("id") in ("header", "footer"):
-            continue
-        before, exercises, _ = c.source.partition("## Exercises")
-        words += count_words(before)
-        if exercises:
-            break
-    return max(5, 5 * math.ceil((words / WORDS_A_MINUTE + recorded / 60) / 5))
+    words, code, predicts = reading(read(lesson.path) if nb is None else nb)
+    total = (words / WORDS_A_MINUTE + code / CODE_LINES_A_MINUTE + predicts * PREDICT_MINUTES
+             + RUN_ALL_FACTOR * recorded / 60)
+    return max(1, math.ceil(total))
+
+
+def with_exercises(lesson: Lesson, nb: nbformat.NotebookNode, alone: int) -> int:
+    """``alone`` (the lesson's minutes) plus the minutes its exercises state, those under "More
+    practice (optional)" aside."""
+    return alone + sum(e.minutes or 0 for e in exercises_of(nb) if not e.optional)
 
 
 def build() -> tuple[dict, list[str]]:
     """Every generated file's intended text, and what the Chinese edition still lacks."""
     found, seconds = lessons(), run_seconds()
     books = {lesson.path: read(lesson.path) for lesson in found}  # each lesson read once here
-    series = [replace(lesson, minutes=minutes(lesson, books[lesson.path], seconds)) for lesson in found]
+    series = []
+    for lesson in found:
+        alone = minutes(lesson, books[lesson.path], seconds)
+        series.append(replace(lesson, minutes=alone, with_exercises=with_exercises(lesson, books[lesson.path], alone)))
     out, problems = {}, []
     terms = i18n.glossary()
     english, parsed, units = {}, {}, {}

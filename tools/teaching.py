@@ -49,6 +49,7 @@ class Exercise:
     title: str
     hardware: str | None  # None: the cell has no needs line
     minutes: int | None
+    optional: bool = False  # under "More practice (optional)"
 
     @property
     def needs_gpu(self) -> bool:
@@ -58,7 +59,8 @@ class Exercise:
 def exercises(nb: nbformat.NotebookNode) -> list[Exercise]:
     """A lesson's exercises in order ([] for a lesson whose exercises are not in the exercise form yet),
     as tools.series.exercises_of reads them."""
-    return [Exercise(e.cells[0], e.number, e.title, e.needs, e.minutes) for e in _series.exercises_of(nb)]
+    return [Exercise(e.cells[0], e.number, e.title, e.needs, e.minutes, e.optional)
+            for e in _series.exercises_of(nb)]
 
 
 # --- prerequisites ----------------------------------------------------------------------------
@@ -120,6 +122,8 @@ class Words:
     exercises_head: str
     none: str  # no prerequisites
     count: Callable[[int, int, int], str]  # exercises, their minutes, how many show their result only on a GPU
+    more: str  # after the count: {n} more exercises under "More practice (optional)"
+    optional: str  # after an optional exercise's title
     not_stated: str
     not_yet: str  # the lessons whose exercises are not in the exercise form yet: {lessons}
     separator: str
@@ -134,6 +138,8 @@ ENGLISH = Words(
         (" (one of them shows its result only on a GPU)" if gpu == 1
          else f" ({gpu} of them show their result only on a GPU)")
         if gpu else ""),
+    more="; {n} more for practice",
+    optional=" *(more practice)*",
     not_stated="*not stated*",
     not_yet="Lessons whose exercises have no answer cells and checks yet (their exercises are listed in the"
             " lesson): {lessons}.",
@@ -145,6 +151,8 @@ CHINESE = Words(
     none="无",
     count=lambda n, minutes, gpu: f"{n} 道，约 {minutes} 分钟" + (f"（其中 {gpu} 道只在 GPU 上显示结果）"
                                                                  if gpu else ""),
+    more="；另有 {n} 道选做",
+    optional=" *（选做）*",
     not_stated="*未注明*",
     not_yet="下面这些课的练习还没有答题单元格和自检（练习列在课程里）：{lessons}。",
     separator="、",
@@ -190,8 +198,11 @@ def blocks(facts: list[Facts], books: dict[Path, nbformat.NotebookNode], place: 
         found = exercises(nb)
         cells = {c.get("id"): c for c in nb.cells}
         before = words.separator.join(link(by_number[n], place, n) for n in needs[f.lesson.number]) or words.none
-        minutes = sum(e.minutes or 0 for e in found)
-        count = words.count(len(found), minutes, sum(e.needs_gpu for e in found)) if found else "—"
+        required = [e for e in found if not e.optional]
+        minutes = sum(e.minutes or 0 for e in required)
+        count = words.count(len(required), minutes, sum(e.needs_gpu for e in required)) if found else "—"
+        if len(required) < len(found):
+            count += words.more.format(n=len(found) - len(required))
         lesson_rows.append(f"| {f.lesson.number} | {link(f, place)} | {f.lesson.minutes} | {f.lesson.minutes + minutes}"
                            f" | {f.runs_on} | {before} | {count} |")
         if not found:
@@ -200,6 +211,7 @@ def blocks(facts: list[Facts], books: dict[Path, nbformat.NotebookNode], place: 
             source = cells[e.cell_id].source
             named = diagrams.by_name(source, cells[e.cell_id].metadata.get("diagrams", []))[0]
             title, hardware = translated(e, translate(f.lesson.path, e.cell_id, named) if translate else "")
+            title += words.optional if e.optional else ""
             exercise_rows.append(f"| {link(f, place, f.lesson.number)} | {e.number} · {cell_text(title)}"
                                  f" | {cell_text(hardware or words.not_stated)} | {e.minutes or '?'} |")
     exercise_text = "\n".join(exercise_rows) if len(exercise_rows) > 1 else ""
