@@ -31,7 +31,7 @@ define make_venv
 	$(VENV_TOOL) $(1) --torch $(2) $(if $(TORCH_INDEX_URL),--torch-index-url $(TORCH_INDEX_URL)) --group dev
 	@touch $(1)/.installed
 endef
-# The browser the site test drives (Debian's chromium here; google-chrome on GitHub's runners).
+# The browser the site test drives: Debian's chromium by default, google-chrome on GitHub's runners.
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 WORKERS ?= 2
@@ -189,12 +189,10 @@ site: $(SITE_STAMP) ## Build the website from the stored outputs (nothing re-exe
 # test-site also builds build/site-fixture/, never published: the site with the fixture record of
 # tests/fixtures/gpu-runs/ instead of gpu-runs/, for the test of the recorded GPU outputs.
 test-site: site ## Build the site (English and 中文), then load every page in headless Chromium
-	@test -x "$(CHROMIUM)" || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
-		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
-		|| { echo "No browser at $(CHROMIUM): install Debian's chromium or set CHROMIUM=/path/to/chrome"; exit 1; }
-	@fc-list :lang=zh 2>/dev/null | grep -q . || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
-		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; } \
-		|| { echo "No Chinese font: install Debian's fonts-noto-cjk (the zh pages would show boxes)"; exit 1; }
+	@test -x "$(CHROMIUM)" || { echo "No browser at $(CHROMIUM): install Chromium or Chrome (Debian: apt-get install chromium)," \
+		"or set CHROMIUM=/path/to/chrome"; exit 1; }
+	@fc-list :lang=zh 2>/dev/null | grep -q . || { echo "No Chinese font, so the zh pages would show boxes: install one" \
+		"(Debian and Ubuntu: apt-get install fonts-noto-cjk)"; exit 1; }
 	rm -rf build/site-fixture
 	GPU_RUNS_DIR=tests/fixtures/gpu-runs GPU_RUNS_FIXTURES=1 $(SPHINX) build/site-fixture
 	$(PY) -m pytest -m site tests

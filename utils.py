@@ -2510,6 +2510,12 @@ MESSAGES_ZH: dict[str, str] = {
         'float16 的训练步没有缩放损失。没有 GradScaler（或者只有一个以 enabled=False 创建的 GradScaler），小梯度在 fl'
         'oat16 中会下溢为 0（第 3 节）。请给 float16 的训练步配一个 torch.amp.GradScaler，并把它传给 training_step。'
     ),
+    'precision.bf16-vs-fp16/float16-scaler-disabled': (
+        'float16 的训练步用的 GradScaler 什么也没有缩放。它是在检查运行之前创建的 CUDA 缩放器，而这台机器没有 CUDA，'
+        '所以 PyTorch 在创建它时就把它禁用了（并发出警告“CUDA is not available. Disabling.”）；以 enabled=False 创建'
+        '的缩放器同样是禁用的。请在 make_step 里面创建缩放器：检查看到一个启用创建的 CUDA 缩放器，就会把它算作在 GPU '
+        '上会缩放损失的缩放器。'
+    ),
     'precision.bf16-vs-fp16/needless-scaler': (
         '{label} 的训练步用了 GradScaler，但只有范围很小的 float16 才需要它。缩放器只会给你计时的训练步增加工作量。'
     ),
@@ -2658,6 +2664,11 @@ MESSAGES_ZH: dict[str, str] = {
     'tf32.chunked-sum/chunks': (
         'chunked_sum([2**24, 0, 0, 0, 1, 1, 1, 1], 4) 是 {got:.0f}，而不是 {want:.0f}。两个大小为 4 的块，和分别是 2*'
         '*24 和 4。v.view(-1, chunk) 的每一行就是一块。'
+    ),
+    'tf32.chunked-sum/not-consecutive': (
+        'chunked_sum([0, 0, 0, 1, 1, 0, 2**24, 0], 2) 是 {got:.0f}，而不是 {want:.0f}。按前后相邻的 2 个值分块，即 [0'
+        ', 0]、[0, 1]、[1, 0] 和 [2**24, 0]，每个 1 都不和 2**24 在同一块里求和，总和把它们都保留了下来。你的结果把它'
+        '们丢了：如果一块里既有一个 1，又有 v 中更靠后的 2**24，就会这样。每一块都应当是 chunk 个连续的值。'
     ),
     'tf32.chunked-sum/not-float32': (
         'chunked_sum([2**24, 1, 1, 1, 1], 1) 是 {got:.0f}，而不是 {want:.0f}。块大小为 1 时，它就是一个 float32 累加'
@@ -2875,6 +2886,14 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'loop.pin-price/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
     'loop.pin-price/not-copied': 'copy_pageable() 返回的张量在 {got} 上，而不是在 {want} 上。请把 host 复制到设备上。',
+    'loop.pin-price/pins-first': (
+        'copy_pageable() 在复制之前先锁页（它调用了 pin_memory()），所以它测到的是一次锁页加上一次从锁页内存出发的复'
+        '制，而不是从可分页内存出发的复制。'
+    ),
+    'loop.pin-price/copies-pinned': (
+        'copy_pageable() 复制的是一个已经在锁页内存中的张量，所以它测到的是从锁页内存出发的复制，而不是从可分页内存出'
+        '发的复制。'
+    ),
     'loop.pin-price/not-pinned': (
         'pin_host() 应当返回 host 在锁页内存中的副本，但它返回的张量（在设备 {device} 上）没有锁页。'
     ),
@@ -3569,7 +3588,8 @@ def check(exercise_id: str, *answers: object) -> Checked:
         print(_say("core/how-many", id=exercise_id, wanted=len(wanted), names=", ".join(wanted), got=len(answers)))
         return Checked(False)
     try:
-        fields = exercise.test(*answers) or {}
+        with _on_a_gpu_calls():
+            fields = exercise.test(*answers) or {}
     except _Wrong as wrong:
         print(_say("core/wrong", why=_say(wrong.key, **wrong.fields)))
         if exercise.hint:
@@ -3591,17 +3611,68 @@ def hint(exercise_id: str) -> None:
     print(_say(exercise.hint) if exercise.hint else _say("core/no-hint", id=exercise_id))
 
 
-def _expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
-    """Raise _Wrong when ``value`` (the learner's ``what``) is not of ``kind``."""
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        want = _say("core/or").join(_say("core/a-tensor") if k is torch.Tensor else _a(k.__name__) for k in kinds)
-        raise _Wrong("core/wrong-type", what=what, want=want, got=_a(type(value).__name__))
+def _expect(value: object, kind: type | tuple[type, ...], what: str) -> object:
+    """``value`` (the learner's ``what``) when it is of ``kind``, else _Wrong saying what it is.
+
+    Where ``kind`` asks for a bool, an int or a float, that number written another way is taken, and
+    returned as Python's: a NumPy scalar (np.True_, np.int64(3), np.float32(0.5)), a tensor of one value
+    (t.sum(), a comparison of tensors), an int written as a whole float (2.0**15) (see _python_number).
+    A bool is no int or float here: True for a count is a slip, not a number.
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, kind) and not (isinstance(value, bool) and bool not in kinds
+                                        and (int in kinds or float in kinds)):
+        return value
+    for k in kinds:
+        if k in (bool, int, float):
+            number = _python_number(value, k)
+            if number is not None:
+                return number
+    want = _say("core/or").join(_say("core/a-tensor") if k is torch.Tensor else _a(k.__name__) for k in kinds)
+    raise _Wrong("core/wrong-type", what=what, want=want, got=_a(type(value).__name__))
+
+
+def _python_number(value: object, kind: type) -> bool | int | float | None:
+    """``value`` as Python's ``kind`` (bool, int or float) where it is that number written another way, else None.
+
+    A NumPy scalar or a tensor of one value gives its value (a NumPy bool, or a tensor of dtype bool,
+    for a bool only); for an int, a whole number of any of these, or a float that is whole (3.0); for a
+    float, any real number of NumPy or in a tensor (a Python int stays no float: 64 for a rate is a slip).
+    """
+    converted = False
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1 or value.is_complex() or (value.dtype == torch.bool) != (kind is bool):
+            return None
+        try:
+            value, converted = value.item(), True
+        except Exception:  # a tensor with no values to read (meta): no number
+            return None
+    elif type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        value, converted = value.item(), True  # a NumPy scalar, or an array of no dimension
+    if kind is bool:
+        return value if converted and isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if kind is int:
+        if isinstance(value, int):
+            return value
+        return int(value) if value.is_integer() else None
+    if kind is float:
+        return float(value) if converted or isinstance(value, float) else None
+    return None
+
+
+_A_BEFORE = ("uint", "uni", "use", "usi", "usu", "uti", "eu", "one")
+
+
+_AN_BEFORE = ("nd", "np.", "nn.", "mps", "fp", "hdf", "xla")
 
 
 def _a(name: str) -> str:
-    """A type's name with its article, "an int", "a str" (in Chinese the name alone)."""
-    return _say("core/an-kind" if name[:1].lower() in "aeiou" else "core/a-kind", name=name)
+    """A type's name with its article, "an int", "a str", "an ndarray", "a uint8" (in Chinese the name alone)."""
+    low = name.lower()
+    vowel = (low[:1] in "aeiou" and not low.startswith(_A_BEFORE)) or low.startswith(_AN_BEFORE)
+    return _say("core/an-kind" if vowel else "core/a-kind", name=name)
 
 
 def _letter(answer: object, what: str, key: str, letters: str | tuple[str, ...] = ("a", "b", "c")) -> str:
@@ -3622,9 +3693,8 @@ def _table_answers(answers: object, table: dict, what: str, missing_key: str, jo
     missing = [name for name in table if name not in answers]
     if missing:
         raise _Wrong(missing_key, names=joiner.join(missing))
-    for name in table:
-        _expect(answers[name], bool, f'{what}["{name}"]')
-    return [name for name, right in table.items() if answers[name] != right]
+    given = {name: _expect(answers[name], bool, f'{what}["{name}"]') for name in table}
+    return [name for name, right in table.items() if given[name] != right]
 
 
 def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: str,
@@ -3860,7 +3930,11 @@ class _OnAGPU(torch.Tensor):
       ``item()``, ``float()``, ``int()``, ``bool()`` and ``print()`` give Python values or text.
     - ``numpy()`` and ``np.array(t)`` refuse with PyTorch's ``TypeError``.
     - ``.to()`` another GPU, or ``.cuda()``, gives a pretend tensor there; ``.to()`` its own device
-      returns the tensor itself.
+      returns the tensor itself; ``.to(other)`` takes other's dtype and device, also a CPU tensor's
+      ``.to(pretend)``.
+    - in a check, ``torch.as_tensor(t, device=..., dtype=...)``, ``torch.asarray`` and ``torch.tensor(t)``
+      move it as they move a GPU tensor (``_OnAGPUCalls``: they take it as data, which reaches no
+      ``__torch_function__``).
     - an operation on tensors of two devices refuses with the ``RuntimeError`` CUDA raises
       ("Expected all tensors to be on the same device ..."), except a CPU tensor of one value (no
       dimension), which CUDA takes as a number; ``copy_`` and ``to`` copy between devices.
@@ -4013,7 +4087,7 @@ def _on_a_gpu_target(cls: type, func: Callable, args: tuple, kwargs: dict) -> to
         device = args[1] if len(args) > 1 else kwargs.get("device")
         device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device or "cuda")
     elif func is torch.Tensor.to:
-        device = next((a for a in [*args[1:], kwargs.get("device"), kwargs.get("other")]
+        device = next((a for a in [*args[1:], kwargs.get("device"), kwargs.get("tensor")]
                        if isinstance(a, (str, torch.device, torch.Tensor))), None)
         if isinstance(device, torch.Tensor):
             return _on_a_gpu_device(device)
@@ -4034,8 +4108,12 @@ def _on_a_gpu_moved(cls: type, func: Callable, args: tuple, kwargs: dict) -> tor
     if target is None:
         return None
     t = args[0]
-    dtype = kwargs.get("dtype") or next((a for a in args[1:] if isinstance(a, torch.dtype)), t.dtype)
-    if target == cls.pretend and not kwargs.get("copy") and dtype == t.dtype:
+    other = next((a for a in [*args[1:], kwargs.get("tensor")] if isinstance(a, torch.Tensor)), None)
+    if func is torch.Tensor.to and other is not None:  # to(other): other's dtype and device (Tensor.to's docs)
+        dtype = other.dtype
+    else:
+        dtype = kwargs.get("dtype") or next((a for a in args[1:] if isinstance(a, torch.dtype)), t.dtype)
+    if target == _on_a_gpu_device(t) and not kwargs.get("copy") and dtype == t.dtype:
         return t
     with torch._C.DisableTorchFunctionSubclass():
         copied = _plain(t).to(dtype=dtype, copy=True)
@@ -4044,6 +4122,65 @@ def _on_a_gpu_moved(cls: type, func: Callable, args: tuple, kwargs: dict) -> tor
     if target.type not in ("cuda", "mps"):
         raise RuntimeError(f"a tensor that pretends to live on {cls.pretend} cannot move to {target}")
     return _on_a_gpu(copied, target)
+
+
+def _on_a_gpu_as_tensor(data: torch.Tensor, dtype: torch.dtype | None = None,
+                        device: object = None) -> torch.Tensor:
+    """``torch.as_tensor(data, dtype=..., device=...)`` of a pretend tensor, as of a GPU tensor: ``data`` itself
+    where it has that dtype and device, else ``data.to(device, dtype)``, a copy (as_tensor's documentation;
+    internal_new_from_data in torch/csrc/utils/tensor_new.cpp moves a tensor with ``var.to(device, dtype)``,
+    its own device where none is given)."""
+    if dtype is None and device is None:
+        return data
+    return data.to(device=_on_a_gpu_device(data) if device is None else device, dtype=dtype or data.dtype)
+
+
+def _on_a_gpu_tensor(data: torch.Tensor, dtype: torch.dtype | None = None, device: object = None,
+                     requires_grad: bool = False, pin_memory: bool = False) -> torch.Tensor:
+    """``torch.tensor(data, ...)`` of a pretend tensor, as of a GPU tensor: a copy, detached, on ``device`` or
+    else on data's own device (internal_new_from_data in torch/csrc/utils/tensor_new.cpp), with PyTorch's
+    warning about copying a tensor this way."""
+    copied = torch.tensor(_plain(data), dtype=dtype, requires_grad=requires_grad, pin_memory=pin_memory)
+    target = _on_a_gpu_device(data) if device is None else torch.device(device)
+    if target.type in ("cuda", "mps") and target.index is None:
+        target = torch.device(target.type, 0)
+    return copied if target.type == "cpu" else _on_a_gpu(copied, target)
+
+
+class _OnAGPUCalls(torch.overrides.TorchFunctionMode):
+    """What a pretend tensor's own ``__torch_function__`` never sees: functions that take it as data, not
+    as a tensor argument (``torch.as_tensor(t, device="cpu")``, ``torch.tensor(t)``, ``torch.asarray(t)``),
+    which PyTorch's argument parser does not dispatch. On for the rest of a check once the check made a
+    pretend tensor (see ``_on_a_gpu``), so no other check pays for it; anything else passes through."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.as_tensor, torch.tensor, torch.asarray):
+            data = args[0] if args else kwargs.get("data", kwargs.get("obj"))
+            rest = {k: v for k, v in kwargs.items() if k not in ("data", "obj")}
+            if isinstance(data, _OnAGPU) and len(args) <= 1:
+                if func is torch.tensor:
+                    return _on_a_gpu_tensor(data, **rest)
+                if func is torch.as_tensor or (rest.get("copy") is None and not rest.get("requires_grad")):
+                    rest.pop("copy", None)
+                    rest.pop("requires_grad", None)
+                    return _on_a_gpu_as_tensor(data, **rest)  # asarray without copy= is as_tensor
+        return func(*args, **kwargs)
+
+
+_ON_A_GPU_CALLS: list = []
+
+
+@contextlib.contextmanager
+def _on_a_gpu_calls():
+    """While a check runs: its first pretend tensor turns _OnAGPUCalls on, until the check ends."""
+    _ON_A_GPU_CALLS.append(None)
+    try:
+        yield
+    finally:
+        mode = _ON_A_GPU_CALLS.pop()
+        if mode is not None:
+            mode.__exit__(None, None, None)
 
 
 def _on_a_gpu_repr(t: torch.Tensor, device: torch.device) -> str:
@@ -4063,6 +4200,9 @@ def _on_a_gpu(t: torch.Tensor, device: str | torch.device = "cuda:0") -> torch.T
     device = torch.device(device.type, device.index or 0)
     if str(device) not in _PRETENDING:
         _PRETENDING[str(device)] = type(f"_On_{device.type}_{device.index}", (_OnAGPU,), {"pretend": device})
+    if _ON_A_GPU_CALLS and _ON_A_GPU_CALLS[-1] is None:  # a check is running: catch what takes it as data
+        _ON_A_GPU_CALLS[-1] = _OnAGPUCalls()
+        _ON_A_GPU_CALLS[-1].__enter__()
     return t.as_subclass(_PRETENDING[str(device)])
 
 
@@ -4645,6 +4785,13 @@ MESSAGES: dict[str, str] = {
                                                 "one made with enabled=False), small gradients underflow to 0 in "
                                                 "float16 (section 3). Give the float16 step a torch.amp.GradScaler "
                                                 "and pass it to training_step.",
+    "precision.bf16-vs-fp16/float16-scaler-disabled": "the float16 step's GradScaler scales nothing: it is a CUDA "
+                                                      "scaler made before the check ran, and this machine has no "
+                                                      "CUDA, so PyTorch disabled it when it was made (it warned "
+                                                      "\"CUDA is not available. Disabling.\"); one made with "
+                                                      "enabled=False is disabled too. Make the scaler inside "
+                                                      "make_step: the check counts a CUDA scaler it sees made "
+                                                      "enabled as one that scales on a GPU.",
     "precision.bf16-vs-fp16/needless-scaler": "the {label} step uses a GradScaler, but only float16, with its small "
                                               "range, needs one: a scaler only adds work to the step you time.",
     "precision.bf16-vs-fp16/not-training": "the {label} step does not train: its loss went from {first:.4f} to "
@@ -4755,6 +4902,12 @@ MESSAGES: dict[str, str] = {
                                    "4, which 2**24 + 4 holds), then add the chunk sums.",
     "tf32.chunked-sum/chunks": "chunked_sum([2**24, 0, 0, 0, 1, 1, 1, 1], 4) is {got:.0f}, not {want:.0f}: the two "
                                "chunks of 4 sum to 2**24 and 4. v.view(-1, chunk) has one chunk a row.",
+    "tf32.chunked-sum/not-consecutive": "chunked_sum([0, 0, 0, 1, 1, 0, 2**24, 0], 2) is {got:.0f}, not "
+                                        "{want:.0f}: in chunks of 2 values that come one after the other, [0, 0], "
+                                        "[0, 1], [1, 0] and [2**24, 0], each 1 is summed without 2**24, and the "
+                                        "total keeps both. Yours lost them, as a chunk does that holds a 1 together "
+                                        "with 2**24, further along v: each of your chunks should be a run of chunk "
+                                        "consecutive values.",
     "tf32.chunked-sum/not-float32": "chunked_sum([2**24, 1, 1, 1, 1], 1) is {got:.0f}, not {want:.0f}: with chunks of "
                                     "1 it is one float32 running total, in which 2**24 + 1 rounds back to 2**24. "
                                     "Your total kept more digits: a Python float is float64, and torch.cumsum on the "
@@ -4930,6 +5083,10 @@ MESSAGES: dict[str, str] = {
                                 "PyTorch's global one. restore puts each back with its own setter.",
     "loop.pin-price/choice": '{what} should be "a", "b" or "c", but it is {got}.',
     "loop.pin-price/not-copied": "copy_pageable() returns a tensor on {got}, not on {want}: copy host to the device.",
+    "loop.pin-price/pins-first": "copy_pageable() pins memory before it copies (it calls pin_memory()): what it "
+                                 "times is a pin and a copy from pinned memory, not a copy from pageable memory.",
+    "loop.pin-price/copies-pinned": "copy_pageable() copies a tensor that is in pinned memory: what it times is a "
+                                    "copy from pinned memory, not one from pageable memory.",
     "loop.pin-price/not-pinned": "pin_host() should return a copy of host in pinned memory, but what it returns "
                                  "(on {device}) is not pinned.",
     "loop.pin-price/pays": "pinning copies the tensor within main memory, as the driver's staging does for a copy "
@@ -5280,8 +5437,7 @@ def _builds_arch_list(fits, oldest_build):
     missing = [gpu for gpu in _BUILDS_ARCH_FITS if gpu not in fits]
     if missing:
         raise _Wrong("builds.arch-list/missing", names=", ".join(f'"{g}"' for g in missing))
-    for gpu in _BUILDS_ARCH_FITS:
-        _expect(fits[gpu], bool, f'fits["{gpu}"]')
+    fits = {gpu: _expect(fits[gpu], bool, f'fits["{gpu}"]') for gpu in _BUILDS_ARCH_FITS}
     wrong = [gpu for gpu, right in _BUILDS_ARCH_FITS.items() if fits[gpu] != right]
     if wrong:
         raise _Wrong("builds.arch-list/wrong", names=", ".join(wrong))
@@ -5305,7 +5461,7 @@ def _builds_found_version(driver_serves, pip_installed, fix):
         pip_installed = int(pip_installed)  # 13.0
     elif isinstance(pip_installed, str) and pip_installed.strip().isdigit():
         pip_installed = int(pip_installed)  # "13"
-    _expect(pip_installed, int, "pip_installed")
+    pip_installed = _expect(pip_installed, int, "pip_installed")
     if pip_installed != 13:
         key = "builds.found-version/runs" if pip_installed <= 12 else "builds.found-version/installed"
         raise _Wrong(key, got=pip_installed)
@@ -5340,12 +5496,12 @@ def _copies_copy_true(shares_memory, answer):
              ("t and t itself", t, True), ("t and torch.zeros(4)", torch.zeros(4), False)]
     for name, other, same_start in cases:
         said = shares_memory(t, other)
-        _expect(said, bool, f"shares_memory({name.replace(' and ', ', ')})")
+        said = _expect(said, bool, f"shares_memory({name.replace(' and ', ', ')})")
         if said != same_start:
             if said is False and shares_memory(t, t) is False:  # `is` between two ints, new objects each call
                 raise _Wrong("copies.copy-true/is")
             raise _Wrong("copies.copy-true/function", pair=name.replace(" and ", _say("core/and")), said=said)
-    _expect(answer, bool, "answer")
+    answer = _expect(answer, bool, "answer")
     if answer:
         raise _Wrong("copies.copy-true/answer")
 
@@ -5360,8 +5516,7 @@ def _copies_which_copy(copies_to_cpu):
     missing = sorted(set(_COPIES_CALLS) - set(copies_to_cpu))
     if missing:
         raise _Wrong("copies.which-copy/missing", names=", ".join(missing))
-    for name, value in copies_to_cpu.items():
-        _expect(value, bool, f'copies_to_cpu["{name}"]')
+    copies_to_cpu = {name: _expect(value, bool, f'copies_to_cpu["{name}"]') for name, value in copies_to_cpu.items()}
     wrong = [name for name in _COPIES_CALLS if copies_to_cpu[name] != _COPIES_CALLS[name]]
     if wrong:  # how many, and which way, never which: a named key of a true/false table is its answer
         said_copy = sum(copies_to_cpu[name] for name in wrong)
@@ -5544,8 +5699,7 @@ def _ddp_no_sync(accumulate_step, all_reduces):
     missing = sorted(set(_DDP_COUNTS) - set(all_reduces))
     if missing:
         raise _Wrong("ddp.no-sync/counts-missing", names=", ".join(f'"{m}"' for m in missing))
-    for name in _DDP_COUNTS:
-        _expect(all_reduces[name], int, f'all_reduces["{name}"]')
+    all_reduces = {name: _expect(all_reduces[name], int, f'all_reduces["{name}"]') for name in _DDP_COUNTS}
     wrong = [f'"{name}"' for name, n in _DDP_COUNTS.items() if all_reduces[name] != n]
     if wrong:
         raise _Wrong("ddp.no-sync/counts", names=", ".join(wrong))
@@ -5616,7 +5770,7 @@ def _ddp_scaling_rule(train, closer, why):
             raise _Wrong("ddp.scaling-rule/losses", call=f"train({batch}, {lr})",
                          got=", ".join(f"{x:.3f}" for x in losses),
                          want=", ".join(f"{x:.2f}" for x in reference[(batch, lr)]))
-    _expect(closer, float, "closer")
+    closer = _expect(closer, float, "closer")
     if closer not in (0.1, 0.2):
         raise _Wrong("ddp.scaling-rule/closer-not-a-rate", got=repr(closer))
     gaps = {lr: _ddp_gap(runs[(64, lr)], runs[(32, 0.1)]) for lr in (0.1, 0.2)}
@@ -5685,7 +5839,7 @@ def _ddp_practice_number(value, what):
         return value.total_seconds()
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
-    _expect(value, (int, float), what)  # says what it is instead
+    return float(_expect(value, (int, float), what))  # says what it is instead, unless a tensor of one value
 
 
 @_register("ddp-practice.hang", hint="ddp-practice.hang/hint")
@@ -5801,7 +5955,7 @@ def _ddp_practice_seconds(value, what):
         return value.median
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
-    _expect(value, (Timing, float), what)  # says what it is instead
+    return float(_expect(value, (Timing, float), what))  # says what it is instead, unless a tensor of one value
 
 
 @_register("ddp-practice.less-work", hint="ddp-practice.less-work/hint")
@@ -5993,7 +6147,7 @@ def _devices_same_place(same_place):
                 except Exception as err:
                     key = "devices.same-place/raised-no-cuda" if n_cuda == 0 else "devices.same-place/raised"
                     raise _Wrong(key, a=a, b=b, machine=machine, error=f"{type(err).__name__}: {err}") from None
-                _expect(said, bool, f"same_place({a}, {b})")
+                said = _expect(said, bool, f"same_place({a}, {b})")
                 if said == same:
                     continue
                 if n_cuda and "cuda" in (a, b):
@@ -6088,7 +6242,7 @@ def _devices_judge_memory(gpu_memory_gib, machine, facts):
 # From exercises/loading.py
 def _loading_seconds(value, what):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _expect(value, float, what)  # raises: says what it should be
+        value = _expect(value, float, what)  # says what it should be, unless a NumPy number or a tensor
     return float(value)
 
 
@@ -6233,7 +6387,7 @@ def _loading_fake_split(recorded):
 @_register("loading.workers", hint="loading.workers/hint")
 def _loading_workers(per_step, cores_limit_sleeping_workers):
     _expect_callable(per_step, "per_step")
-    _expect(cores_limit_sleeping_workers, bool, "cores_limit_sleeping_workers")
+    cores_limit_sleeping_workers = _expect(cores_limit_sleeping_workers, bool, "cores_limit_sleeping_workers")
     for workers in (2, 0):
         recorded = []
         got, _ = _loading_with_fakes(per_step, workers, names=("DataLoader", "step_time_split"),
@@ -6452,6 +6606,46 @@ def _loop_resume_exactly(make_checkpoint, restore, needed_for):
         raise _Wrong("loop.resume-exactly/differs")
 
 
+class _LoopPinSpy(torch.overrides.TorchFunctionMode):
+    """While copy_pageable runs: whether it pins (``pin_memory()``, also a pin_host it calls, or a tensor made
+    with ``pin_memory=True``) or copies from a tensor that is pinned already; either way it times a copy
+    from pinned memory, not from pageable memory."""
+
+    _COPIES = (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.copy_)
+
+    def __init__(self):
+        super().__init__()
+        self.pins = self.from_pinned = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if kwargs.get("pin_memory"):
+            self.pins = True
+        elif func in self._COPIES and args:
+            source = args[1] if func is torch.Tensor.copy_ and len(args) > 1 else args[0]
+            if isinstance(source, torch.Tensor) and source.device.type == "cpu":
+                try:
+                    self.from_pinned |= bool(source.is_pinned())
+                except RuntimeError:  # no pinned memory on this machine
+                    pass
+        return func(*args, **kwargs)
+
+    def __enter__(self):
+        # wrapped too: a pin_memory that Python code put in PyTorch's place (a simulated machine's) reaches no mode
+        self.real_pin = torch.Tensor.pin_memory
+
+        def pin_memory(tensor, *args, **kwargs):
+            self.pins = True
+            return self.real_pin(tensor, *args, **kwargs)
+
+        torch.Tensor.pin_memory = pin_memory
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        torch.Tensor.pin_memory = self.real_pin
+        return super().__exit__(*exc)
+
+
 _LOOP_WHY_THREAD = "a"  # pinning the next batch runs beside the training step, off its path
 
 
@@ -6463,14 +6657,19 @@ def _loop_pin_price(pin_host, copy_pageable, pays, why_a_thread):
 
     if isinstance(pays, np.bool_):  # a comparison of NumPy numbers
         pays = bool(pays)
-    _expect(pays, bool, "pays")
+    pays = _expect(pays, bool, "pays")
     letter = _letter(why_a_thread, "why_a_thread", "loop.pin-price/choice")
     device = try_gpu()
-    copied = copy_pageable()
+    with _LoopPinSpy() as spy:
+        copied = copy_pageable()
     _expect(copied, torch.Tensor, "copy_pageable()")
     if device.type == "cuda":
         if copied.device.type != "cuda":
             raise _Wrong("loop.pin-price/not-copied", got=copied.device, want=device)
+        if spy.pins:
+            raise _Wrong("loop.pin-price/pins-first")
+        if spy.from_pinned:
+            raise _Wrong("loop.pin-price/copies-pinned")
         pinned = pin_host()
         _expect(pinned, torch.Tensor, "pin_host()")
         if pinned.device.type != "cpu" or not pinned.is_pinned():
@@ -6511,8 +6710,7 @@ def _memory_count(value, what):
     number = _memory_number(value)
     if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
         return int(number)
-    _expect(value, int, what)  # raises
-    return value
+    return _expect(value, int, what)  # raises
 
 
 def _memory_truth(value):
@@ -6651,8 +6849,7 @@ def _models_count(value, what):
     number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
     if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
         return int(number)
-    _expect(value, int, what)  # raises
-    return value
+    return _expect(value, int, what)  # raises
 
 
 def _models_truth(value):
@@ -6743,7 +6940,7 @@ def _models_split(split, one_device):
         if tuple(y.shape) != (2, 1):
             raise _Wrong("models.split/output-shape", case=case, shape=tuple(y.shape))
     one_device = _models_truth(one_device)
-    _expect(one_device, bool, "one_device")
+    one_device = _expect(one_device, bool, "one_device")
     try:
         model_device(split)
         names_one = True
@@ -6884,8 +7081,8 @@ def _oom_kept_alive(failing_step, alive_while_caught, alive_after_del):
     gc.collect()
     if alive[0]() is not None:
         raise _Wrong("oom.kept-alive/held-elsewhere")
-    _expect(alive_while_caught, bool, "alive_while_caught")
-    _expect(alive_after_del, bool, "alive_after_del")
+    alive_while_caught = _expect(alive_while_caught, bool, "alive_while_caught")
+    alive_after_del = _expect(alive_after_del, bool, "alive_after_del")
     if not alive_while_caught:
         raise _Wrong("oom.kept-alive/while-caught")
     if alive_after_del:
@@ -6907,7 +7104,7 @@ def _oom_search(largest_batch_bisect, step, start):
         if is_out_of_memory(err):
             raise _Wrong("oom.bisect/oom-raised") from None
         raise
-    _expect(got, int, f"largest_batch_bisect(step, {start}, device, budget_bytes)")
+    got = _expect(got, int, f"largest_batch_bisect(step, {start}, device, budget_bytes)")
     return got
 
 
@@ -7021,7 +7218,7 @@ def _payoff_crossover(crossover):
         if isinstance(got, numbers.Integral) and not isinstance(got, bool):
             got = int(got)  # NumPy's integers too
         if got is not None:
-            _expect(got, int, "crossover(on_cpu, on_gpu)")
+            got = _expect(got, int, "crossover(on_cpu, on_gpu)")
         if got == want:
             continue
         if case in ("gpu-spread", "cpu-spread"):
@@ -7200,15 +7397,20 @@ _PRECISION_LABELS = {None: "float32", torch.float16: "float16 autocast", torch.b
 class _PrecisionScaleSpy:
     """Counts the calls of ``GradScaler.scale`` (every scaler scales the loss before ``backward()``), of
     scalers not made with ``enabled=False``: such a scaler returns the loss as it is, and scales nothing.
-    (A CUDA scaler on a machine without CUDA, which PyTorch disables, counts: on a GPU it would scale.)"""
+    (A CUDA scaler on a machine without CUDA, which PyTorch disables, counts: on a GPU it would scale.)
+    A scaler made before the spy began shows only whether it is enabled; a disabled one is kept in
+    ``disabled``, so that the check can say why it scales nothing."""
 
     def __enter__(self):
-        self.calls, self.real = 0, torch.amp.GradScaler.scale
+        self.calls, self.disabled, self.real = 0, None, torch.amp.GradScaler.scale
         self.real_init = torch.amp.GradScaler.__init__
         spy = self
 
         def scale(scaler, outputs):
-            spy.calls += getattr(scaler, "_precision_asked_enabled", scaler.is_enabled())
+            asked = getattr(scaler, "_precision_asked_enabled", None)
+            if asked is None and not scaler.is_enabled():  # made earlier, and disabled: by PyTorch, or asked
+                spy.disabled = scaler
+            spy.calls += scaler.is_enabled() if asked is None else asked
             return spy.real(scaler, outputs)
 
         def init(scaler, *args, **kwargs):
@@ -7271,6 +7473,9 @@ def _precision_bf16_vs_fp16(make_step, which):
                 rows.append(_say("precision.bf16-vs-fp16/row-skipped", label=label, error=str(err).splitlines()[0]))
                 continue
         if dtype == torch.float16 and spy.calls == 0:
+            if getattr(spy.disabled, "_device", None) == "cuda" and not torch.cuda.is_available():
+                # GradScaler.__init__ (torch/amp/grad_scaler.py) disables a CUDA scaler where CUDA is not available
+                raise _Wrong("precision.bf16-vs-fp16/float16-scaler-disabled")
             raise _Wrong("precision.bf16-vs-fp16/float16-no-scaler")
         if dtype != torch.float16 and spy.calls:
             raise _Wrong("precision.bf16-vs-fp16/needless-scaler", label=label)
@@ -7319,7 +7524,7 @@ def _precision_underflow(zeros, largest_scale):
         raise _Wrong("precision.underflow/missing", names=", ".join(f'"{n}"' for n in missing))
     for name, count in want.items():
         got = _precision_whole(zeros[name])
-        _expect(got, int, f'zeros["{name}"]')
+        got = _expect(got, int, f'zeros["{name}"]')
         if got == count:
             continue
         if name == "float16" and got == int((grads < torch.finfo(torch.float16).smallest_normal).sum()):
@@ -7328,7 +7533,7 @@ def _precision_underflow(zeros, largest_scale):
             raise _Wrong("precision.underflow/below-smallest", got=got)
         raise _Wrong("precision.underflow/count", name=name, got=got)
     largest_scale = _precision_whole(largest_scale)
-    _expect(largest_scale, int, "largest_scale")
+    largest_scale = _expect(largest_scale, int, "largest_scale")
     largest = max(2**k for k in range(64) if torch.isfinite((grads * 2.0**k).half()).all())
     if largest_scale == largest.bit_length() - 1:
         raise _Wrong("precision.underflow/exponent", got=largest_scale)
@@ -7496,7 +7701,7 @@ def _setup_too_old(torch_too_old, version_advice):
             said = torch_too_old(version)
         except Exception as err:  # int("0a0"), a split that finds too few parts, ...
             raise _Wrong("setup.too-old/raised", case=version, error=f"{type(err).__name__}: {err}") from None
-        _expect(said, bool, f'torch_too_old("{version}")')
+        said = _expect(said, bool, f'torch_too_old("{version}")')
         if said != old:
             older = "setup.too-old/older-than" if old else "setup.too-old/not-older-than"
             raise _Wrong(key, case=version, said=said, what=_say(older))
@@ -7518,8 +7723,7 @@ def _tensors_count(value, what):
     number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
     if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
         return int(number)
-    _expect(value, int, what)  # raises
-    return value
+    return _expect(value, int, what)  # raises
 
 
 def _tensors_truth(value):
@@ -7596,7 +7800,7 @@ def _tensors_retype(t, retyped, copies):
     if retyped.shape != t.shape or not torch.equal(retyped.cpu(), t.cpu().to(torch.float16)):
         raise _Wrong("tensors.retype/values")
     copies = _tensors_truth(copies)
-    _expect(copies, bool, "copies")
+    copies = _expect(copies, bool, "copies")
     if copies != (retyped.data_ptr() != t.data_ptr()):  # a new type needs new memory: always True
         raise _Wrong("tensors.retype/answer", copies=copies)
     return {"old": t.element_size(), "new": retyped.element_size()}
@@ -7666,8 +7870,7 @@ def _tf32_whole(value, what):
         value = value.item()
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    _expect(value, int, what)  # raises for anything else: says what it should be
-    return value
+    return _expect(value, int, what)  # raises for anything else: says what it should be
 
 
 @contextlib.contextmanager
@@ -7777,6 +7980,13 @@ _TF32_WHY = "a"  # each addition into a large total loses the new number's low b
 def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     _expect_callable(chunked_sum, "chunked_sum")
     big = 2.0**24  # float32 holds every integer up to here; past it, only every other one
+    # chunks of 2: [0, 0], [0, 1], [1, 0], [2**24, 0] sum to 0, 1, 1 and 2**24, and 2**24 + 2 is a float32 (so
+    # is a running total of the numbers, whose 1s come before 2**24). Chunks that are no runs of consecutive
+    # values (the rows of v.view(chunk, -1), of n / chunk values each, or the columns of v.view(-1, chunk)) sum
+    # a lone 1 with 2**24, where it rounds away (2**24 + 1 is a tie, rounded to the even 2**24): 2**24 at the end.
+    got = _tf32_number(chunked_sum(torch.tensor([0, 0, 0, 1, 1, 0, big, 0]), 2), "chunked_sum(v, 2)")
+    if got == big:
+        raise _Wrong("tf32.chunked-sum/not-consecutive", got=got, want=big + 2)
     # chunks of 4: [2**24, 0, 0, 0] and [1, 1, 1, 1] each sum exactly, and 2**24 + 4 is a float32
     got = _tf32_number(chunked_sum(torch.tensor([big, 0, 0, 0, 1, 1, 1, 1]), 4), "chunked_sum(v, 4)")
     if got != big + 4:
@@ -7894,7 +8104,7 @@ def _timing_seconds(value, what):
         return float(value)
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
-    _expect(value, (int, float), what)  # says what it is instead
+    return float(_expect(value, (int, float), what))  # says what it is instead, unless a tensor of one value
 
 
 def _timing_simulated(timer):

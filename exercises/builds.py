@@ -117,8 +117,7 @@ def _builds_arch_list(fits, oldest_build):
     missing = [gpu for gpu in _BUILDS_ARCH_FITS if gpu not in fits]
     if missing:
         raise _Wrong("builds.arch-list/missing", names=", ".join(f'"{g}"' for g in missing))
-    for gpu in _BUILDS_ARCH_FITS:
-        _expect(fits[gpu], bool, f'fits["{gpu}"]')
+    fits = {gpu: _expect(fits[gpu], bool, f'fits["{gpu}"]') for gpu in _BUILDS_ARCH_FITS}
     wrong = [gpu for gpu, right in _BUILDS_ARCH_FITS.items() if fits[gpu] != right]
     if wrong:
         raise _Wrong("builds.arch-list/wrong", names=", ".join(wrong))
@@ -142,7 +141,7 @@ def _builds_found_version(driver_serves, pip_installed, fix):
         pip_installed = int(pip_installed)  # 13.0
     elif isinstance(pip_installed, str) and pip_installed.strip().isdigit():
         pip_installed = int(pip_installed)  # "13"
-    _expect(pip_installed, int, "pip_installed")
+    pip_installed = _expect(pip_installed, int, "pip_installed")
     if pip_installed != 13:
         key = "builds.found-version/runs" if pip_installed <= 12 else "builds.found-version/installed"
         raise _Wrong(key, got=pip_installed)

@@ -28,12 +28,12 @@ def _copies_copy_true(shares_memory, answer):
              ("t and t itself", t, True), ("t and torch.zeros(4)", torch.zeros(4), False)]
     for name, other, same_start in cases:
         said = shares_memory(t, other)
-        _expect(said, bool, f"shares_memory({name.replace(' and ', ', ')})")
+        said = _expect(said, bool, f"shares_memory({name.replace(' and ', ', ')})")
         if said != same_start:
             if said is False and shares_memory(t, t) is False:  # `is` between two ints, new objects each call
                 raise _Wrong("copies.copy-true/is")
             raise _Wrong("copies.copy-true/function", pair=name.replace(" and ", _say("core/and")), said=said)
-    _expect(answer, bool, "answer")
+    answer = _expect(answer, bool, "answer")
     if answer:
         raise _Wrong("copies.copy-true/answer")
 
@@ -48,8 +48,7 @@ def _copies_which_copy(copies_to_cpu):
     missing = sorted(set(_COPIES_CALLS) - set(copies_to_cpu))
     if missing:
         raise _Wrong("copies.which-copy/missing", names=", ".join(missing))
-    for name, value in copies_to_cpu.items():
-        _expect(value, bool, f'copies_to_cpu["{name}"]')
+    copies_to_cpu = {name: _expect(value, bool, f'copies_to_cpu["{name}"]') for name, value in copies_to_cpu.items()}
     wrong = [name for name in _COPIES_CALLS if copies_to_cpu[name] != _COPIES_CALLS[name]]
     if wrong:  # how many, and which way, never which: a named key of a true/false table is its answer
         said_copy = sum(copies_to_cpu[name] for name in wrong)

@@ -5,6 +5,7 @@ exercises/messages.py. `make sync` collects these files into utils.py after the 
 """
 
 import ast
+import contextlib
 import inspect
 import sys
 import textwrap
@@ -143,7 +144,8 @@ def check(exercise_id: str, *answers: object) -> Checked:
         print(_say("core/how-many", id=exercise_id, wanted=len(wanted), names=", ".join(wanted), got=len(answers)))
         return Checked(False)
     try:
-        fields = exercise.test(*answers) or {}
+        with _on_a_gpu_calls():
+            fields = exercise.test(*answers) or {}
     except _Wrong as wrong:
         print(_say("core/wrong", why=_say(wrong.key, **wrong.fields)))
         if exercise.hint:
@@ -165,17 +167,67 @@ def hint(exercise_id: str) -> None:
     print(_say(exercise.hint) if exercise.hint else _say("core/no-hint", id=exercise_id))
 
 
-def _expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
-    """Raise _Wrong when ``value`` (the learner's ``what``) is not of ``kind``."""
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        want = _say("core/or").join(_say("core/a-tensor") if k is torch.Tensor else _a(k.__name__) for k in kinds)
-        raise _Wrong("core/wrong-type", what=what, want=want, got=_a(type(value).__name__))
+def _expect(value: object, kind: type | tuple[type, ...], what: str) -> object:
+    """``value`` (the learner's ``what``) when it is of ``kind``, else _Wrong saying what it is.
+
+    Where ``kind`` asks for a bool, an int or a float, that number written another way is taken, and
+    returned as Python's: a NumPy scalar (np.True_, np.int64(3), np.float32(0.5)), a tensor of one value
+    (t.sum(), a comparison of tensors), an int written as a whole float (2.0**15) (see _python_number).
+    A bool is no int or float here: True for a count is a slip, not a number.
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, kind) and not (isinstance(value, bool) and bool not in kinds
+                                        and (int in kinds or float in kinds)):
+        return value
+    for k in kinds:
+        if k in (bool, int, float):
+            number = _python_number(value, k)
+            if number is not None:
+                return number
+    want = _say("core/or").join(_say("core/a-tensor") if k is torch.Tensor else _a(k.__name__) for k in kinds)
+    raise _Wrong("core/wrong-type", what=what, want=want, got=_a(type(value).__name__))
+
+
+def _python_number(value: object, kind: type) -> bool | int | float | None:
+    """``value`` as Python's ``kind`` (bool, int or float) where it is that number written another way, else None.
+
+    A NumPy scalar or a tensor of one value gives its value (a NumPy bool, or a tensor of dtype bool,
+    for a bool only); for an int, a whole number of any of these, or a float that is whole (3.0); for a
+    float, any real number of NumPy or in a tensor (a Python int stays no float: 64 for a rate is a slip).
+    """
+    converted = False
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1 or value.is_complex() or (value.dtype == torch.bool) != (kind is bool):
+            return None
+        try:
+            value, converted = value.item(), True
+        except Exception:  # a tensor with no values to read (meta): no number
+            return None
+    elif type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        value, converted = value.item(), True  # a NumPy scalar, or an array of no dimension
+    if kind is bool:
+        return value if converted and isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if kind is int:
+        if isinstance(value, int):
+            return value
+        return int(value) if value.is_integer() else None
+    if kind is float:
+        return float(value) if converted or isinstance(value, float) else None
+    return None
+
+
+# Type names whose first letter's sound is not what the letter suggests: "a uint8", "an ndarray".
+_A_BEFORE = ("uint", "uni", "use", "usi", "usu", "uti", "eu", "one")
+_AN_BEFORE = ("nd", "np.", "nn.", "mps", "fp", "hdf", "xla")
 
 
 def _a(name: str) -> str:
-    """A type's name with its article, "an int", "a str" (in Chinese the name alone)."""
-    return _say("core/an-kind" if name[:1].lower() in "aeiou" else "core/a-kind", name=name)
+    """A type's name with its article, "an int", "a str", "an ndarray", "a uint8" (in Chinese the name alone)."""
+    low = name.lower()
+    vowel = (low[:1] in "aeiou" and not low.startswith(_A_BEFORE)) or low.startswith(_AN_BEFORE)
+    return _say("core/an-kind" if vowel else "core/a-kind", name=name)
 
 
 def _letter(answer: object, what: str, key: str, letters: str | tuple[str, ...] = ("a", "b", "c")) -> str:
@@ -196,9 +248,8 @@ def _table_answers(answers: object, table: dict, what: str, missing_key: str, jo
     missing = [name for name in table if name not in answers]
     if missing:
         raise _Wrong(missing_key, names=joiner.join(missing))
-    for name in table:
-        _expect(answers[name], bool, f'{what}["{name}"]')
-    return [name for name, right in table.items() if answers[name] != right]
+    given = {name: _expect(answers[name], bool, f'{what}["{name}"]') for name in table}
+    return [name for name, right in table.items() if given[name] != right]
 
 
 def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: str,
@@ -435,7 +486,11 @@ class _OnAGPU(torch.Tensor):
       ``item()``, ``float()``, ``int()``, ``bool()`` and ``print()`` give Python values or text.
     - ``numpy()`` and ``np.array(t)`` refuse with PyTorch's ``TypeError``.
     - ``.to()`` another GPU, or ``.cuda()``, gives a pretend tensor there; ``.to()`` its own device
-      returns the tensor itself.
+      returns the tensor itself; ``.to(other)`` takes other's dtype and device, also a CPU tensor's
+      ``.to(pretend)``.
+    - in a check, ``torch.as_tensor(t, device=..., dtype=...)``, ``torch.asarray`` and ``torch.tensor(t)``
+      move it as they move a GPU tensor (``_OnAGPUCalls``: they take it as data, which reaches no
+      ``__torch_function__``).
     - an operation on tensors of two devices refuses with the ``RuntimeError`` CUDA raises
       ("Expected all tensors to be on the same device ..."), except a CPU tensor of one value (no
       dimension), which CUDA takes as a number; ``copy_`` and ``to`` copy between devices.
@@ -586,7 +641,7 @@ def _on_a_gpu_target(cls: type, func: Callable, args: tuple, kwargs: dict) -> to
         device = args[1] if len(args) > 1 else kwargs.get("device")
         device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device or "cuda")
     elif func is torch.Tensor.to:
-        device = next((a for a in [*args[1:], kwargs.get("device"), kwargs.get("other")]
+        device = next((a for a in [*args[1:], kwargs.get("device"), kwargs.get("tensor")]
                        if isinstance(a, (str, torch.device, torch.Tensor))), None)
         if isinstance(device, torch.Tensor):
             return _on_a_gpu_device(device)
@@ -607,8 +662,12 @@ def _on_a_gpu_moved(cls: type, func: Callable, args: tuple, kwargs: dict) -> tor
     if target is None:
         return None
     t = args[0]
-    dtype = kwargs.get("dtype") or next((a for a in args[1:] if isinstance(a, torch.dtype)), t.dtype)
-    if target == cls.pretend and not kwargs.get("copy") and dtype == t.dtype:
+    other = next((a for a in [*args[1:], kwargs.get("tensor")] if isinstance(a, torch.Tensor)), None)
+    if func is torch.Tensor.to and other is not None:  # to(other): other's dtype and device (Tensor.to's docs)
+        dtype = other.dtype
+    else:
+        dtype = kwargs.get("dtype") or next((a for a in args[1:] if isinstance(a, torch.dtype)), t.dtype)
+    if target == _on_a_gpu_device(t) and not kwargs.get("copy") and dtype == t.dtype:
         return t
     with torch._C.DisableTorchFunctionSubclass():
         copied = _plain(t).to(dtype=dtype, copy=True)
@@ -617,6 +676,66 @@ def _on_a_gpu_moved(cls: type, func: Callable, args: tuple, kwargs: dict) -> tor
     if target.type not in ("cuda", "mps"):
         raise RuntimeError(f"a tensor that pretends to live on {cls.pretend} cannot move to {target}")
     return _on_a_gpu(copied, target)
+
+
+def _on_a_gpu_as_tensor(data: torch.Tensor, dtype: torch.dtype | None = None,
+                        device: object = None) -> torch.Tensor:
+    """``torch.as_tensor(data, dtype=..., device=...)`` of a pretend tensor, as of a GPU tensor: ``data`` itself
+    where it has that dtype and device, else ``data.to(device, dtype)``, a copy (as_tensor's documentation;
+    internal_new_from_data in torch/csrc/utils/tensor_new.cpp moves a tensor with ``var.to(device, dtype)``,
+    its own device where none is given)."""
+    if dtype is None and device is None:
+        return data
+    return data.to(device=_on_a_gpu_device(data) if device is None else device, dtype=dtype or data.dtype)
+
+
+def _on_a_gpu_tensor(data: torch.Tensor, dtype: torch.dtype | None = None, device: object = None,
+                     requires_grad: bool = False, pin_memory: bool = False) -> torch.Tensor:
+    """``torch.tensor(data, ...)`` of a pretend tensor, as of a GPU tensor: a copy, detached, on ``device`` or
+    else on data's own device (internal_new_from_data in torch/csrc/utils/tensor_new.cpp), with PyTorch's
+    warning about copying a tensor this way."""
+    copied = torch.tensor(_plain(data), dtype=dtype, requires_grad=requires_grad, pin_memory=pin_memory)
+    target = _on_a_gpu_device(data) if device is None else torch.device(device)
+    if target.type in ("cuda", "mps") and target.index is None:
+        target = torch.device(target.type, 0)
+    return copied if target.type == "cpu" else _on_a_gpu(copied, target)
+
+
+class _OnAGPUCalls(torch.overrides.TorchFunctionMode):
+    """What a pretend tensor's own ``__torch_function__`` never sees: functions that take it as data, not
+    as a tensor argument (``torch.as_tensor(t, device="cpu")``, ``torch.tensor(t)``, ``torch.asarray(t)``),
+    which PyTorch's argument parser does not dispatch. On for the rest of a check once the check made a
+    pretend tensor (see ``_on_a_gpu``), so no other check pays for it; anything else passes through."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.as_tensor, torch.tensor, torch.asarray):
+            data = args[0] if args else kwargs.get("data", kwargs.get("obj"))
+            rest = {k: v for k, v in kwargs.items() if k not in ("data", "obj")}
+            if isinstance(data, _OnAGPU) and len(args) <= 1:
+                if func is torch.tensor:
+                    return _on_a_gpu_tensor(data, **rest)
+                if func is torch.as_tensor or (rest.get("copy") is None and not rest.get("requires_grad")):
+                    rest.pop("copy", None)
+                    rest.pop("requires_grad", None)
+                    return _on_a_gpu_as_tensor(data, **rest)  # asarray without copy= is as_tensor
+        return func(*args, **kwargs)
+
+
+# One entry per check running (check() adds it): None, or the _OnAGPUCalls it turned on.
+_ON_A_GPU_CALLS: list = []
+
+
+@contextlib.contextmanager
+def _on_a_gpu_calls():
+    """While a check runs: its first pretend tensor turns _OnAGPUCalls on, until the check ends."""
+    _ON_A_GPU_CALLS.append(None)
+    try:
+        yield
+    finally:
+        mode = _ON_A_GPU_CALLS.pop()
+        if mode is not None:
+            mode.__exit__(None, None, None)
 
 
 def _on_a_gpu_repr(t: torch.Tensor, device: torch.device) -> str:
@@ -636,6 +755,9 @@ def _on_a_gpu(t: torch.Tensor, device: str | torch.device = "cuda:0") -> torch.T
     device = torch.device(device.type, device.index or 0)
     if str(device) not in _PRETENDING:
         _PRETENDING[str(device)] = type(f"_On_{device.type}_{device.index}", (_OnAGPU,), {"pretend": device})
+    if _ON_A_GPU_CALLS and _ON_A_GPU_CALLS[-1] is None:  # a check is running: catch what takes it as data
+        _ON_A_GPU_CALLS[-1] = _OnAGPUCalls()
+        _ON_A_GPU_CALLS[-1].__enter__()
     return t.as_subclass(_PRETENDING[str(device)])
 
 

@@ -164,8 +164,7 @@ def _ddp_no_sync(accumulate_step, all_reduces):
     missing = sorted(set(_DDP_COUNTS) - set(all_reduces))
     if missing:
         raise _Wrong("ddp.no-sync/counts-missing", names=", ".join(f'"{m}"' for m in missing))
-    for name in _DDP_COUNTS:
-        _expect(all_reduces[name], int, f'all_reduces["{name}"]')
+    all_reduces = {name: _expect(all_reduces[name], int, f'all_reduces["{name}"]') for name in _DDP_COUNTS}
     wrong = [f'"{name}"' for name, n in _DDP_COUNTS.items() if all_reduces[name] != n]
     if wrong:
         raise _Wrong("ddp.no-sync/counts", names=", ".join(wrong))
@@ -236,7 +235,7 @@ def _ddp_scaling_rule(train, closer, why):
             raise _Wrong("ddp.scaling-rule/losses", call=f"train({batch}, {lr})",
                          got=", ".join(f"{x:.3f}" for x in losses),
                          want=", ".join(f"{x:.2f}" for x in reference[(batch, lr)]))
-    _expect(closer, float, "closer")
+    closer = _expect(closer, float, "closer")
     if closer not in (0.1, 0.2):
         raise _Wrong("ddp.scaling-rule/closer-not-a-rate", got=repr(closer))
     gaps = {lr: _ddp_gap(runs[(64, lr)], runs[(32, 0.1)]) for lr in (0.1, 0.2)}

@@ -32,7 +32,7 @@ def _ddp_practice_number(value, what):
         return value.total_seconds()
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
-    _expect(value, (int, float), what)  # says what it is instead
+    return float(_expect(value, (int, float), what))  # says what it is instead, unless a tensor of one value
 
 
 @_register("ddp-practice.hang", hint="ddp-practice.hang/hint")
@@ -152,7 +152,7 @@ def _ddp_practice_seconds(value, what):
         return value.median
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
-    _expect(value, (Timing, float), what)  # says what it is instead
+    return float(_expect(value, (Timing, float), what))  # says what it is instead, unless a tensor of one value
 
 
 @_register("ddp-practice.less-work", hint="ddp-practice.less-work/hint")

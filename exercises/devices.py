@@ -166,7 +166,7 @@ def _devices_same_place(same_place):
                 except Exception as err:
                     key = "devices.same-place/raised-no-cuda" if n_cuda == 0 else "devices.same-place/raised"
                     raise _Wrong(key, a=a, b=b, machine=machine, error=f"{type(err).__name__}: {err}") from None
-                _expect(said, bool, f"same_place({a}, {b})")
+                said = _expect(said, bool, f"same_place({a}, {b})")
                 if said == same:
                     continue
                 if n_cuda and "cuda" in (a, b):

@@ -30,7 +30,7 @@ from utils import (
 
 def _loading_seconds(value, what):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _expect(value, float, what)  # raises: says what it should be
+        value = _expect(value, float, what)  # says what it should be, unless a NumPy number or a tensor
     return float(value)
 
 
@@ -175,7 +175,7 @@ def _loading_fake_split(recorded):
 @_register("loading.workers", hint="loading.workers/hint")
 def _loading_workers(per_step, cores_limit_sleeping_workers):
     _expect_callable(per_step, "per_step")
-    _expect(cores_limit_sleeping_workers, bool, "cores_limit_sleeping_workers")
+    cores_limit_sleeping_workers = _expect(cores_limit_sleeping_workers, bool, "cores_limit_sleeping_workers")
     for workers in (2, 0):
         recorded = []
         got, _ = _loading_with_fakes(per_step, workers, names=("DataLoader", "step_time_split"),

@@ -192,6 +192,46 @@ def _loop_resume_exactly(make_checkpoint, restore, needed_for):
         raise _Wrong("loop.resume-exactly/differs")
 
 
+class _LoopPinSpy(torch.overrides.TorchFunctionMode):
+    """While copy_pageable runs: whether it pins (``pin_memory()``, also a pin_host it calls, or a tensor made
+    with ``pin_memory=True``) or copies from a tensor that is pinned already; either way it times a copy
+    from pinned memory, not from pageable memory."""
+
+    _COPIES = (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.copy_)
+
+    def __init__(self):
+        super().__init__()
+        self.pins = self.from_pinned = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if kwargs.get("pin_memory"):
+            self.pins = True
+        elif func in self._COPIES and args:
+            source = args[1] if func is torch.Tensor.copy_ and len(args) > 1 else args[0]
+            if isinstance(source, torch.Tensor) and source.device.type == "cpu":
+                try:
+                    self.from_pinned |= bool(source.is_pinned())
+                except RuntimeError:  # no pinned memory on this machine
+                    pass
+        return func(*args, **kwargs)
+
+    def __enter__(self):
+        # wrapped too: a pin_memory that Python code put in PyTorch's place (a simulated machine's) reaches no mode
+        self.real_pin = torch.Tensor.pin_memory
+
+        def pin_memory(tensor, *args, **kwargs):
+            self.pins = True
+            return self.real_pin(tensor, *args, **kwargs)
+
+        torch.Tensor.pin_memory = pin_memory
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        torch.Tensor.pin_memory = self.real_pin
+        return super().__exit__(*exc)
+
+
 _LOOP_WHY_THREAD = "a"  # pinning the next batch runs beside the training step, off its path
 
 
@@ -203,14 +243,19 @@ def _loop_pin_price(pin_host, copy_pageable, pays, why_a_thread):
 
     if isinstance(pays, np.bool_):  # a comparison of NumPy numbers
         pays = bool(pays)
-    _expect(pays, bool, "pays")
+    pays = _expect(pays, bool, "pays")
     letter = _letter(why_a_thread, "why_a_thread", "loop.pin-price/choice")
     device = try_gpu()
-    copied = copy_pageable()
+    with _LoopPinSpy() as spy:
+        copied = copy_pageable()
     _expect(copied, torch.Tensor, "copy_pageable()")
     if device.type == "cuda":
         if copied.device.type != "cuda":
             raise _Wrong("loop.pin-price/not-copied", got=copied.device, want=device)
+        if spy.pins:
+            raise _Wrong("loop.pin-price/pins-first")
+        if spy.from_pinned:
+            raise _Wrong("loop.pin-price/copies-pinned")
         pinned = pin_host()
         _expect(pinned, torch.Tensor, "pin_host()")
         if pinned.device.type != "cpu" or not pinned.is_pinned():

@@ -38,8 +38,7 @@ def _memory_count(value, what):
     number = _memory_number(value)
     if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
         return int(number)
-    _expect(value, int, what)  # raises
-    return value
+    return _expect(value, int, what)  # raises
 
 
 def _memory_truth(value):

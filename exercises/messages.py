@@ -568,6 +568,13 @@ MESSAGES: dict[str, str] = {
                                                 "one made with enabled=False), small gradients underflow to 0 in "
                                                 "float16 (section 3). Give the float16 step a torch.amp.GradScaler "
                                                 "and pass it to training_step.",
+    "precision.bf16-vs-fp16/float16-scaler-disabled": "the float16 step's GradScaler scales nothing: it is a CUDA "
+                                                      "scaler made before the check ran, and this machine has no "
+                                                      "CUDA, so PyTorch disabled it when it was made (it warned "
+                                                      "\"CUDA is not available. Disabling.\"); one made with "
+                                                      "enabled=False is disabled too. Make the scaler inside "
+                                                      "make_step: the check counts a CUDA scaler it sees made "
+                                                      "enabled as one that scales on a GPU.",
     "precision.bf16-vs-fp16/needless-scaler": "the {label} step uses a GradScaler, but only float16, with its small "
                                               "range, needs one: a scaler only adds work to the step you time.",
     "precision.bf16-vs-fp16/not-training": "the {label} step does not train: its loss went from {first:.4f} to "
@@ -678,6 +685,12 @@ MESSAGES: dict[str, str] = {
                                    "4, which 2**24 + 4 holds), then add the chunk sums.",
     "tf32.chunked-sum/chunks": "chunked_sum([2**24, 0, 0, 0, 1, 1, 1, 1], 4) is {got:.0f}, not {want:.0f}: the two "
                                "chunks of 4 sum to 2**24 and 4. v.view(-1, chunk) has one chunk a row.",
+    "tf32.chunked-sum/not-consecutive": "chunked_sum([0, 0, 0, 1, 1, 0, 2**24, 0], 2) is {got:.0f}, not "
+                                        "{want:.0f}: in chunks of 2 values that come one after the other, [0, 0], "
+                                        "[0, 1], [1, 0] and [2**24, 0], each 1 is summed without 2**24, and the "
+                                        "total keeps both. Yours lost them, as a chunk does that holds a 1 together "
+                                        "with 2**24, further along v: each of your chunks should be a run of chunk "
+                                        "consecutive values.",
     "tf32.chunked-sum/not-float32": "chunked_sum([2**24, 1, 1, 1, 1], 1) is {got:.0f}, not {want:.0f}: with chunks of "
                                     "1 it is one float32 running total, in which 2**24 + 1 rounds back to 2**24. "
                                     "Your total kept more digits: a Python float is float64, and torch.cumsum on the "
@@ -853,6 +866,10 @@ MESSAGES: dict[str, str] = {
                                 "PyTorch's global one. restore puts each back with its own setter.",
     "loop.pin-price/choice": '{what} should be "a", "b" or "c", but it is {got}.',
     "loop.pin-price/not-copied": "copy_pageable() returns a tensor on {got}, not on {want}: copy host to the device.",
+    "loop.pin-price/pins-first": "copy_pageable() pins memory before it copies (it calls pin_memory()): what it "
+                                 "times is a pin and a copy from pinned memory, not a copy from pageable memory.",
+    "loop.pin-price/copies-pinned": "copy_pageable() copies a tensor that is in pinned memory: what it times is a "
+                                    "copy from pinned memory, not one from pageable memory.",
     "loop.pin-price/not-pinned": "pin_host() should return a copy of host in pinned memory, but what it returns "
                                  "(on {device}) is not pinned.",
     "loop.pin-price/pays": "pinning copies the tensor within main memory, as the driver's staging does for a copy "

@@ -25,8 +25,7 @@ def _models_count(value, what):
     number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
     if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
         return int(number)
-    _expect(value, int, what)  # raises
-    return value
+    return _expect(value, int, what)  # raises
 
 
 def _models_truth(value):
@@ -117,7 +116,7 @@ def _models_split(split, one_device):
         if tuple(y.shape) != (2, 1):
             raise _Wrong("models.split/output-shape", case=case, shape=tuple(y.shape))
     one_device = _models_truth(one_device)
-    _expect(one_device, bool, "one_device")
+    one_device = _expect(one_device, bool, "one_device")
     try:
         model_device(split)
         names_one = True

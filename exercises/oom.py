@@ -35,8 +35,8 @@ def _oom_kept_alive(failing_step, alive_while_caught, alive_after_del):
     gc.collect()
     if alive[0]() is not None:
         raise _Wrong("oom.kept-alive/held-elsewhere")
-    _expect(alive_while_caught, bool, "alive_while_caught")
-    _expect(alive_after_del, bool, "alive_after_del")
+    alive_while_caught = _expect(alive_while_caught, bool, "alive_while_caught")
+    alive_after_del = _expect(alive_after_del, bool, "alive_after_del")
     if not alive_while_caught:
         raise _Wrong("oom.kept-alive/while-caught")
     if alive_after_del:
@@ -56,7 +56,7 @@ def _oom_search(largest_batch_bisect, step, start):
         if is_out_of_memory(err):
             raise _Wrong("oom.bisect/oom-raised") from None
         raise
-    _expect(got, int, f"largest_batch_bisect(step, {start}, device, budget_bytes)")
+    got = _expect(got, int, f"largest_batch_bisect(step, {start}, device, budget_bytes)")
     return got
 
 

@@ -62,7 +62,7 @@ def _payoff_crossover(crossover):
         if isinstance(got, numbers.Integral) and not isinstance(got, bool):
             got = int(got)  # NumPy's integers too
         if got is not None:
-            _expect(got, int, "crossover(on_cpu, on_gpu)")
+            got = _expect(got, int, "crossover(on_cpu, on_gpu)")
         if got == want:
             continue
         if case in ("gpu-spread", "cpu-spread"):

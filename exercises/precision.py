@@ -34,15 +34,20 @@ _PRECISION_LABELS = {None: "float32", torch.float16: "float16 autocast", torch.b
 class _PrecisionScaleSpy:
     """Counts the calls of ``GradScaler.scale`` (every scaler scales the loss before ``backward()``), of
     scalers not made with ``enabled=False``: such a scaler returns the loss as it is, and scales nothing.
-    (A CUDA scaler on a machine without CUDA, which PyTorch disables, counts: on a GPU it would scale.)"""
+    (A CUDA scaler on a machine without CUDA, which PyTorch disables, counts: on a GPU it would scale.)
+    A scaler made before the spy began shows only whether it is enabled; a disabled one is kept in
+    ``disabled``, so that the check can say why it scales nothing."""
 
     def __enter__(self):
-        self.calls, self.real = 0, torch.amp.GradScaler.scale
+        self.calls, self.disabled, self.real = 0, None, torch.amp.GradScaler.scale
         self.real_init = torch.amp.GradScaler.__init__
         spy = self
 
         def scale(scaler, outputs):
-            spy.calls += getattr(scaler, "_precision_asked_enabled", scaler.is_enabled())
+            asked = getattr(scaler, "_precision_asked_enabled", None)
+            if asked is None and not scaler.is_enabled():  # made earlier, and disabled: by PyTorch, or asked
+                spy.disabled = scaler
+            spy.calls += scaler.is_enabled() if asked is None else asked
             return spy.real(scaler, outputs)
 
         def init(scaler, *args, **kwargs):
@@ -105,6 +110,9 @@ def _precision_bf16_vs_fp16(make_step, which):
                 rows.append(_say("precision.bf16-vs-fp16/row-skipped", label=label, error=str(err).splitlines()[0]))
                 continue
         if dtype == torch.float16 and spy.calls == 0:
+            if getattr(spy.disabled, "_device", None) == "cuda" and not torch.cuda.is_available():
+                # GradScaler.__init__ (torch/amp/grad_scaler.py) disables a CUDA scaler where CUDA is not available
+                raise _Wrong("precision.bf16-vs-fp16/float16-scaler-disabled")
             raise _Wrong("precision.bf16-vs-fp16/float16-no-scaler")
         if dtype != torch.float16 and spy.calls:
             raise _Wrong("precision.bf16-vs-fp16/needless-scaler", label=label)
@@ -153,7 +161,7 @@ def _precision_underflow(zeros, largest_scale):
         raise _Wrong("precision.underflow/missing", names=", ".join(f'"{n}"' for n in missing))
     for name, count in want.items():
         got = _precision_whole(zeros[name])
-        _expect(got, int, f'zeros["{name}"]')
+        got = _expect(got, int, f'zeros["{name}"]')
         if got == count:
             continue
         if name == "float16" and got == int((grads < torch.finfo(torch.float16).smallest_normal).sum()):
@@ -162,7 +170,7 @@ def _precision_underflow(zeros, largest_scale):
             raise _Wrong("precision.underflow/below-smallest", got=got)
         raise _Wrong("precision.underflow/count", name=name, got=got)
     largest_scale = _precision_whole(largest_scale)
-    _expect(largest_scale, int, "largest_scale")
+    largest_scale = _expect(largest_scale, int, "largest_scale")
     largest = max(2**k for k in range(64) if torch.isfinite((grads * 2.0**k).half()).all())
     if largest_scale == largest.bit_length() - 1:
         raise _Wrong("precision.underflow/exponent", got=largest_scale)

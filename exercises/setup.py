@@ -107,7 +107,7 @@ def _setup_too_old(torch_too_old, version_advice):
             said = torch_too_old(version)
         except Exception as err:  # int("0a0"), a split that finds too few parts, ...
             raise _Wrong("setup.too-old/raised", case=version, error=f"{type(err).__name__}: {err}") from None
-        _expect(said, bool, f'torch_too_old("{version}")')
+        said = _expect(said, bool, f'torch_too_old("{version}")')
         if said != old:
             older = "setup.too-old/older-than" if old else "setup.too-old/not-older-than"
             raise _Wrong(key, case=version, said=said, what=_say(older))

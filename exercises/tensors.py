@@ -13,8 +13,7 @@ def _tensors_count(value, what):
     number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
     if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
         return int(number)
-    _expect(value, int, what)  # raises
-    return value
+    return _expect(value, int, what)  # raises
 
 
 def _tensors_truth(value):
@@ -91,7 +90,7 @@ def _tensors_retype(t, retyped, copies):
     if retyped.shape != t.shape or not torch.equal(retyped.cpu(), t.cpu().to(torch.float16)):
         raise _Wrong("tensors.retype/values")
     copies = _tensors_truth(copies)
-    _expect(copies, bool, "copies")
+    copies = _expect(copies, bool, "copies")
     if copies != (retyped.data_ptr() != t.data_ptr()):  # a new type needs new memory: always True
         raise _Wrong("tensors.retype/answer", copies=copies)
     return {"old": t.element_size(), "new": retyped.element_size()}

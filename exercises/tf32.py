@@ -47,8 +47,7 @@ def _tf32_whole(value, what):
         value = value.item()
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    _expect(value, int, what)  # raises for anything else: says what it should be
-    return value
+    return _expect(value, int, what)  # raises for anything else: says what it should be
 
 
 @contextlib.contextmanager
@@ -154,6 +153,13 @@ _TF32_WHY = "a"  # each addition into a large total loses the new number's low b
 def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     _expect_callable(chunked_sum, "chunked_sum")
     big = 2.0**24  # float32 holds every integer up to here; past it, only every other one
+    # chunks of 2: [0, 0], [0, 1], [1, 0], [2**24, 0] sum to 0, 1, 1 and 2**24, and 2**24 + 2 is a float32 (so
+    # is a running total of the numbers, whose 1s come before 2**24). Chunks that are no runs of consecutive
+    # values (the rows of v.view(chunk, -1), of n / chunk values each, or the columns of v.view(-1, chunk)) sum
+    # a lone 1 with 2**24, where it rounds away (2**24 + 1 is a tie, rounded to the even 2**24): 2**24 at the end.
+    got = _tf32_number(chunked_sum(torch.tensor([0, 0, 0, 1, 1, 0, big, 0]), 2), "chunked_sum(v, 2)")
+    if got == big:
+        raise _Wrong("tf32.chunked-sum/not-consecutive", got=got, want=big + 2)
     # chunks of 4: [2**24, 0, 0, 0] and [1, 1, 1, 1] each sum exactly, and 2**24 + 4 is a float32
     got = _tf32_number(chunked_sum(torch.tensor([big, 0, 0, 0, 1, 1, 1, 1]), 4), "chunked_sum(v, 4)")
     if got != big + 4:

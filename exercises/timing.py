@@ -54,7 +54,7 @@ def _timing_seconds(value, what):
         return float(value)
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
-    _expect(value, (int, float), what)  # says what it is instead
+    return float(_expect(value, (int, float), what))  # says what it is instead, unless a tensor of one value
 
 
 def _timing_simulated(timer):

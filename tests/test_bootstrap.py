@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -206,6 +207,42 @@ def test_a_host_that_never_answers_times_out_and_says_the_network_may_block_it(t
     assert "timed out" in last and advice_in(last, edition) == ["unreachable"], last
 
 
+@pytest.fixture
+def hangs_up():
+    """A local server that takes each connection and drops it at once without a word (a reset where the
+    system sends one): what a filtered network does to a blocked host."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # the server was closed: the test is over
+                return
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    server.close()
+    thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_a_connection_reset_by_the_network_says_it_may_block_the_host(tmp_path, hangs_up, edition):
+    last = failed_fetch(edition, f"http://127.0.0.1:{hangs_up}/utils.py", tmp_path)
+    assert advice_in(last, edition) == ["unreachable"], last
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_a_broken_tls_handshake_says_the_network_may_block_the_host(tmp_path, answers_404, edition):
+    """https:// to a server that speaks plain HTTP: the TLS handshake fails with an SSLError, as where a
+    network intercepts or cuts the connection to a blocked host."""
+    last = failed_fetch(edition, answers_404.replace("http://", "https://"), tmp_path)
+    assert "SSL" in last and advice_in(last, edition) == ["unreachable"], last
+
+
 @pytest.mark.parametrize("edition", ["en", "zh"])
 def test_any_other_failure_names_the_url_and_the_reason(tmp_path, edition):
     url = (tmp_path / "nowhere" / "utils.py").as_uri()
@@ -235,7 +272,7 @@ def test_the_setup_cell_is_short_formatted_and_leaves_only_modules_its_url_and_i
     run = run_python(f"before = set(dir())\n{source}\nprint(sorted(set(dir()) - before - {{'before'}}))",
                      tmp_path, UTILS)
     assert run.returncode == 0, run.stderr
-    names = ["answer", "file", "folder", "os", "socket", "sys", "tempfile", "url", "urllib"]
+    names = ["answer", "file", "folder", "os", "socket", "ssl", "sys", "tempfile", "url", "urllib"]
     assert ast.literal_eval(run.stdout.strip()) == names
 
 

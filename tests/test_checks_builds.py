@@ -4,7 +4,9 @@ their text (a driver, a GPU, a wheel's arch list), so no check depends on the ma
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 from tools.series import exercises_of, read
 from utils import _EXERCISES, _has_kernels_for, check
@@ -229,3 +231,15 @@ def test_found_version_answers_of_the_wrong_type_get_a_clear_message(capsys):
     assert not ok and "driver_serves should be a str, but it is a list." in out
     ok, out = said(capsys, "builds.found-version", "12.4", 13.5, "a")
     assert not ok and "pip_installed should be an int, but it is a float." in out
+
+
+def test_found_version_and_arch_list_accept_numpy_and_tensor_forms_of_the_right_answers(capsys):
+    """np.int64(13), a tensor of 13, NumPy's bools: _expect takes them as the int or bool they hold, where
+    it said "should be an int, but it is an int64" and "should be a bool, but it is a bool"."""
+    for thirteen in (np.int64(13), torch.tensor(13), np.float32(13.0)):
+        ok, out = said(capsys, "builds.found-version", "12.4", thirteen, "a")
+        assert ok and "The driver serves CUDA 12.4" in out
+    ok, out = said(capsys, "builds.arch-list", {gpu: np.bool_(fits) for gpu, fits in FITS.items()}, "cu128")
+    assert ok and "Only the RTX 5090 is left out" in out
+    ok, out = said(capsys, "builds.found-version", "12.4", np.float64(13.5), "a")
+    assert not ok and "pip_installed should be an int, but it is a float64." in out

@@ -124,3 +124,15 @@ def test_to_numpy_that_asks_is_cpu_or_get_device_is_right_as_on_a_cuda_gpu(capsy
 
     assert check("copies.to-numpy", by_is_cpu)
     assert check("copies.to-numpy", by_get_device)
+
+
+def test_copy_true_and_which_copy_accept_numpy_and_tensor_bools(capsys):
+    """np.equal(...) gives NumPy's bool (named "bool" too in NumPy 2), a comparison of tensors a tensor:
+    _expect takes either as the bool it holds, where it said "should be a bool, but it is a bool"."""
+    assert check("copies.copy-true", lambda a, b: np.equal(a.data_ptr(), b.data_ptr()), np.False_)
+    assert check("copies.copy-true", lambda a, b: torch.tensor(a.data_ptr()) == b.data_ptr(), torch.tensor(False))
+    assert "copy=True allocates new memory" in said(capsys)
+    as_numpy = {name: np.bool_(answer) for name, answer in RIGHT.items()}
+    assert check("copies.which-copy", as_numpy)
+    assert not check("copies.which-copy", as_numpy | {"t.shape": np.True_})
+    assert "should be a bool" not in said(capsys)

@@ -248,3 +248,19 @@ def test_pin_price_on_a_mac_checks_the_copy_to_mps(machine, capsys):
     assert "No CUDA GPU here (mps:0)" in said(capsys)
     assert not check("loop.pin-price", HOST.pin_memory, lambda: HOST.clone(), False, "a")
     assert "copy_pageable() returns a tensor on cpu, not on mps:0" in said(capsys)
+
+
+def test_pin_price_on_a_cuda_machine_catches_a_copy_that_pins_first(simulated_cuda, monkeypatch, capsys):
+    """host.pin_memory().to(device) copies from pinned memory: timed, it is no pageable copy. Here pin_memory
+    is the simulated machine's (a copy that says it is pinned), as a CPU without CUDA cannot pin."""
+    def fake_pin(self):
+        return simulated_cuda()
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", fake_pin)
+    assert not check("loop.pin-price", simulated_cuda, lambda: utils._on_a_gpu(HOST.pin_memory()), False, "a")
+    assert "copy_pageable() pins memory before it copies (it calls pin_memory())" in said(capsys)
+    pinned = simulated_cuda()  # pinned once, outside: the copy is from pinned memory all the same
+    assert not check("loop.pin-price", simulated_cuda, lambda: pinned.to(utils._on_a_gpu(torch.zeros(1))), False, "a")
+    assert "copy_pageable() copies a tensor that is in pinned memory" in said(capsys)
+    assert check("loop.pin-price", simulated_cuda, lambda: HOST.to(utils._on_a_gpu(torch.zeros(1))), False, "a")
+    assert torch.Tensor.pin_memory is fake_pin  # the check put pin_memory back as it was

@@ -362,3 +362,19 @@ def test_layer_bytes_catches_a_counter_read_after_the_move_or_not_subtracted(mac
 
     assert not check("models.layer-bytes", template, ...)
     assert said(capsys).startswith("Not answered yet")
+
+
+class SplitWithAsTensor(Split):
+    """The worked solution written with torch.as_tensor(x, device=...), which copies a GPU batch to the CPU."""
+
+    def forward(self, x):
+        hidden = torch.relu(self.hidden(torch.as_tensor(x, device=self.first)))
+        return self.out(torch.as_tensor(hidden, device=self.second))
+
+
+def test_split_accepts_a_forward_that_moves_with_as_tensor(capsys):
+    """as_tensor takes the batch as data, which no __torch_function__ of the GPU-like batch sees: the check
+    runs with a mode that moves it as CUDA would (utils._OnAGPUCalls), where it stayed "on cuda:0"."""
+    first, second = two_different_devices()
+    assert check("models.split", SplitWithAsTensor(first, second), False)
+    assert f"split computes across {first} and {second}" in said(capsys)

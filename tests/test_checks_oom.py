@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import weakref
 
+import numpy as np
 import pytest
 import torch
 
@@ -291,3 +292,16 @@ def test_late_error_rejects_a_missing_answer_and_a_letter_that_is_no_choice(caps
     assert "answers[\"cost\"] is 'd': answer with a letter" in said(capsys)
     assert not check("oom.late-error", RIGHT | {"cost": 2})
     assert 'answers["cost"] should be a str, but it is an int' in said(capsys)
+
+
+def test_kept_alive_and_bisect_accept_numpy_and_tensor_forms_of_the_right_answers(capsys):
+    """NumPy's bool and int, a tensor of one value: _expect takes them as the bool or int they hold,
+    where it said "should be a bool, but it is a bool" and "should be an int, but it is an int64"."""
+    assert check("oom.kept-alive", failing_step, np.True_, torch.tensor(False))
+    assert "A kept error keeps its traceback" in said(capsys)
+    assert check("oom.bisect", lambda *args: np.int64(bisect(*args)))
+    assert check("oom.bisect", lambda *args: torch.tensor(bisect(*args)))
+    assert check("oom.bisect", lambda *args: float(bisect(*args)))  # a whole float: a count all the same
+    assert "your bisection finds 3276, the most that fit" in said(capsys)
+    assert not check("oom.kept-alive", failing_step, np.int64(1), False)  # a number is no bool
+    assert "alive_while_caught should be a bool, but it is an int64" in said(capsys)

@@ -295,3 +295,23 @@ def test_small_model_catches_the_old_sizes_and_a_wrong_return(capsys):
 def test_small_model_explains_a_wrong_why(capsys, letter, printed):
     assert not check("precision.small-model", small_setup, letter)
     assert printed in said(capsys)
+
+
+def test_bf16_vs_fp16_says_a_cuda_scaler_made_before_make_step_was_disabled_for_want_of_cuda(machine, capsys):
+    """PyTorch disables torch.amp.GradScaler("cuda") made where CUDA is not available (GradScaler.__init__);
+    made outside make_step, the check cannot see it asked for, and says why it scales nothing."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CUDA is not available. Disabling."
+        scaler = torch.amp.GradScaler("cuda")
+
+    def outside_scaler(dtype):
+        model, (inputs, targets) = make_model(), make_data()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        return lambda: training_step(model, inputs, targets, optimizer, dtype,
+                                     scaler if dtype == torch.float16 else None)
+
+    machine("cpu-only")
+    assert not check("precision.bf16-vs-fp16", outside_scaler, dict(RIGHT_WHICH))
+    out = said(capsys)
+    assert "it is a CUDA scaler made before the check ran, and this machine has no CUDA, so PyTorch disabled" in out
+    assert "without a GradScaler" not in out

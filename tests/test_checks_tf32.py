@@ -446,3 +446,20 @@ def test_repeatable_catches_a_train_that_ignores_where_on_a_gpu_machine(machine,
     assert f"On {device} and on the CPU" in said(capsys)
     assert not check("tf32.repeatable", lambda where: train("cpu"))
     assert f"train({device}) puts no tensor on {device}: move the model and the data there" in said(capsys)
+
+
+def test_chunked_sum_says_chunks_that_are_not_consecutive_runs(capsys):
+    """v.view(chunk, -1) makes chunk rows of strided values, and summing v.view(-1, chunk) down dim 0 sums
+    columns: the total of the chunk sums is right in exact arithmetic, but a 1 is summed beside 2**24."""
+    def strided_rows(v, chunk):
+        return float(np.cumsum(v.view(chunk, -1).sum(1).numpy(), dtype=np.float32)[-1])
+
+    def columns(v, chunk):
+        return float(np.cumsum(v.view(-1, chunk).sum(0).numpy(), dtype=np.float32)[-1])
+
+    for answer in (strided_rows, columns):
+        assert not check("tf32.chunked-sum", answer, 100_000, "a")
+        out = said(capsys)
+        assert "chunked_sum([0, 0, 0, 1, 1, 0, 2**24, 0], 2) is 16777216, not 16777218" in out
+        assert "each of your chunks should be a run of chunk consecutive values" in out
+        assert "pairwise" not in out and "as in one running total" not in out

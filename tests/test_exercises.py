@@ -57,6 +57,7 @@ def test_a_function_whose_body_is_only_the_ellipsis_is_not_answered_yet(capsys):
     (None, "result should be a tensor (torch.Tensor), but it is a NoneType"),
     ("cpu", "result should be a tensor (torch.Tensor), but it is a str"),
     ([1.0, 2.0], "result should be a tensor (torch.Tensor), but it is a list"),
+    (np.zeros(2), "result should be a tensor (torch.Tensor), but it is an ndarray"),
 ])
 def test_an_answer_of_the_wrong_type_gets_a_clear_message(capsys, answer, printed):
     assert not utils.check("copies.other-way", answer)
@@ -194,6 +195,38 @@ def test_the_real_clocks_and_synchronizes_come_back_even_when_the_timer_raises()
     assert (time.perf_counter, torch.cuda.synchronize, utils.synchronize) == before
 
 
+@pytest.mark.parametrize(("name", "with_article"), [
+    ("ndarray", "an ndarray"), ("int64", "an int64"), ("OrderedDict", "an OrderedDict"), ("uint8", "a uint8"),
+    ("UserDict", "a UserDict"), ("str", "a str"), ("NoneType", "a NoneType"), ("float", "a float"),
+])
+def test_a_type_name_gets_the_article_of_how_it_is_read(name, with_article):
+    assert utils._a(name) == with_article
+
+
+@pytest.mark.parametrize(("value", "kind", "python"), [
+    (np.True_, bool, True), (torch.tensor(False), bool, False), (np.int64(3), int, 3), (np.float32(3.0), int, 3),
+    (3.0, int, 3), (torch.tensor(7), int, 7), (np.float32(0.5), float, 0.5), (torch.tensor(2), float, 2.0),
+    (np.int64(4), (int, float), 4),
+])
+def test_expect_takes_a_number_written_another_way_as_pythons(value, kind, python):
+    got = utils._expect(value, kind, "x")
+    assert got == python and type(got) is type(python)
+
+
+@pytest.mark.parametrize(("value", "kind", "printed"), [
+    (np.int64(1), bool, "x should be a bool, but it is an int64"),
+    (torch.tensor(1), bool, "x should be a bool, but it is a Tensor"),
+    (np.True_, int, "x should be an int, but it is a bool"),
+    (2.5, int, "x should be an int, but it is a float"),
+    (torch.ones(2), float, "x should be a float, but it is a Tensor"),
+    (64, float, "x should be a float, but it is an int"),
+])
+def test_expect_still_refuses_what_is_not_that_number(value, kind, printed):
+    with pytest.raises(utils._Wrong) as wrong:
+        utils._expect(value, kind, "x")
+    assert utils._say(wrong.value.key, **wrong.value.fields) == printed + "."
+
+
 # --- tensors that behave as if on a GPU ---------------------------------------------------
 
 @pytest.mark.parametrize("device", ["cuda:0", "cuda:1", "mps"])
@@ -224,7 +257,24 @@ TO_NUMPY = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() t
 # device returns the tensor itself; a device without an index is the current one), _tensor_str.py (the
 # device is printed after the values), adaption.cpp (a product's kernel checks its arguments in order), Linear.cpp
 # and LinearAlgebra.cpp (which kernel linear and matmul call), c10/core/TensorImpl.h (is_cpu is false off the
-# CPU; get_device() is the device's index, -1 only on the CPU).
+# CPU; get_device() is the device's index, -1 only on the CPU), Tensor.to's documentation in _tensor_docs.py
+# (to(other) "Returns a Tensor with same torch.dtype and torch.device as the Tensor other"), as_tensor's in
+# _torch_docs.py ("If data is a tensor with the requested dtype and device then data itself is returned,
+# otherwise a new tensor is returned"; device=None is data's own device) and internal_new_from_data in
+# torch/csrc/utils/tensor_new.cpp (as_tensor and torch.tensor move a tensor with var.to(device, dtype), on
+# its own device where no device is given; torch.tensor copies it). as_tensor and torch.tensor take the
+# tensor as data, which reaches no __torch_function__: those rows run as in a check, whose first pretend
+# tensor turns on the mode that sees them (utils._OnAGPUCalls).
+
+
+def in_a_check(run):
+    """``run()`` as a check runs it (utils._on_a_gpu_calls)."""
+    def ran():
+        with utils._on_a_gpu_calls():
+            return run()
+    return ran
+
+
 CUDA_SEMANTICS = [
     ("t.tolist()", lambda: gpu().tolist(), [0.0, 1.0, 2.0]),
     ("t.sum().item()", lambda: gpu().sum().item(), 3.0),
@@ -239,6 +289,26 @@ CUDA_SEMANTICS = [
     ("t.to(torch.device('cpu'), torch.float64).dtype", lambda: gpu().to(torch.device("cpu"), torch.float64).dtype,
      torch.float64),
     ("t.to(cpu_tensor).device", lambda: gpu().to(torch.zeros(1)).device, torch.device("cpu")),
+    ("t.to(float64 cpu tensor).dtype", lambda: gpu().to(torch.zeros(1, dtype=torch.float64)).dtype, torch.float64),
+    ("t.to(float16 tensor on cuda:1).dtype", lambda: gpu().to(gpu([0.0], "cuda:1").half()).dtype, torch.float16),
+    ("t.to(tensor=cuda:1 tensor).device", lambda: gpu().to(tensor=gpu([0.0], "cuda:1")).device,
+     torch.device("cuda:1")),
+    ("int64 cpu tensor.to(t).device", lambda: torch.zeros(2, dtype=torch.int64).to(gpu()).device,
+     torch.device("cuda:0")),
+    ("int64 cpu tensor.to(t).dtype", lambda: torch.zeros(2, dtype=torch.int64).to(gpu()).dtype, torch.float32),
+    ("torch.as_tensor(t, device='cpu').device", in_a_check(lambda: torch.as_tensor(gpu(), device="cpu").device),
+     torch.device("cpu")),
+    ("type(torch.as_tensor(t, device='cpu'))", in_a_check(lambda: type(torch.as_tensor(gpu(), device="cpu"))),
+     torch.Tensor),
+    ("torch.as_tensor(t) is t", in_a_check(lambda: (lambda t: torch.as_tensor(t) is t)(gpu())), True),
+    ("torch.as_tensor(t, device='cuda:0') is t",
+     in_a_check(lambda: (lambda t: torch.as_tensor(t, device="cuda:0") is t)(gpu())), True),
+    ("torch.as_tensor(t, dtype=torch.float64).device",
+     in_a_check(lambda: torch.as_tensor(gpu(), dtype=torch.float64).device), torch.device("cuda:0")),
+    ("torch.as_tensor(t, device='cuda:1').device", in_a_check(lambda: torch.as_tensor(gpu(), device="cuda:1").device),
+     torch.device("cuda:1")),
+    ("torch.tensor(t).device", in_a_check(lambda: torch.tensor(gpu()).device),
+     torch.device("cuda:0")),
     ("t.numpy(force=True).tolist()", lambda: gpu().numpy(force=True).tolist(), [0.0, 1.0, 2.0]),
     ("np.array(t.tolist()).tolist()", lambda: np.array(gpu().tolist()).tolist(), [0.0, 1.0, 2.0]),
     ("t.to('cuda:0') is t", lambda: (lambda t: t.to("cuda:0") is t)(gpu()), True),

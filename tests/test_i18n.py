@@ -164,6 +164,10 @@ def test_glossary_terms_must_be_translated_as_listed():
     assert i18n.glossary_misses("Call `optimizer.step()` [here](t.ipynb).", "调用 `optimizer.step()`。", terms) == []
     assert i18n.glossary_misses("fix: save model.state_dict()", "修正：保存 model.state_dict()", terms) == []
     assert i18n.glossary_misses("Two tensors.", "两个数组。", terms) == ["'tensor' should be '张量'"]
+    # an HTML tag is markup: the <summary> of a fold is not the word "summary", but its text is prose
+    fold = "<details><summary>More detail (optional): the allocator</summary>\n\nA tensor."
+    assert i18n.glossary_misses(fold, "<details><summary>更多细节（选读）：分配器</summary>\n\n一个张量。", terms) == []
+    assert i18n.glossary_misses("<b>Summary</b>", "<b>概要</b>", terms) == ["'summary' should be '小结'"]
 
 
 def test_the_kernels_compounds_and_the_words_the_edition_avoids():

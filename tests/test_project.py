@@ -72,3 +72,13 @@ def test_the_compat_workflow_covers_every_minor_torch_release_from_the_oldest():
     assert {int(p) for p, m, _ in rows if int(m) == newest} >= {low_python, 12, 13, 14}  # every Python on the newest
     proven = [tuple(map(int, v.split(".")[1:])) for v in PYPROJECT["tool"]["series"]["torch-proven"]]
     assert max(proven)[0] <= newest
+
+
+def test_make_never_installs_system_packages():
+    """A reader's `make` installs into .venv only: a browser or a font the site test needs is named in its
+    message, and .ci/run (CI, on Debian as root) installs them itself."""
+    recipes = [line for line in (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
+               if line.startswith("\t")]
+    commands = [re.sub(r'"[^"]*"', '""', line) for line in recipes]  # what a recipe prints is no command
+    assert not [c for c in commands if re.search(r"\b(?:apt-get|apt|dnf|yum|brew)\s+install\b", c)], commands
+    assert "apt-get install" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

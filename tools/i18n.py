@@ -558,7 +558,8 @@ def glossary() -> list[Term]:
     return terms
 
 
-PROSE_ONLY = re.compile(r"```.*?```|`[^`\n]*`|\]\([^)]*\)|https?://\S+|\$[^$\n]+\$", re.DOTALL)
+# code, link targets, URLs, formulas and HTML tags (`<summary>` of a fold is markup, not the word)
+PROSE_ONLY = re.compile(r"```.*?```|`[^`\n]*`|\]\([^)]*\)|https?://\S+|\$[^$\n]+\$|</?[A-Za-z][^<>\n]*>", re.DOTALL)
 
 
 @functools.lru_cache(maxsize=8)

@@ -57,7 +57,7 @@ from tools.series import (
 # host does not hold (HTTP 404), a host it cannot reach (refused, or no answer within the timeout)
 # and no network at all (the host's name does not resolve); tests/test_bootstrap.py provokes each.
 SETUP = """\
-import os, socket, sys, tempfile, urllib.error, urllib.request
+import os, socket, ssl, sys, tempfile, urllib.error, urllib.request
 
 url = os.getenv(
     "GPU_LESSONS_URL",  # if you set it: the URL of a mirror, or of a downloaded utils.py
@@ -76,7 +76,7 @@ except (OSError, ValueError) as err:  # an HTTPError is the host's answer, a URL
         )
     elif isinstance(why, socket.gaierror):  # the host's name does not resolve
         advice = "You seem offline: switch the internet on (Kaggle: Settings > Internet on) and run this cell again."
-    elif isinstance(why, (ConnectionRefusedError, TimeoutError)):  # refused, or no answer within the timeout
+    elif isinstance(why, (ConnectionError, TimeoutError, ssl.SSLError)):  # refused, reset, silent, or TLS broken
         advice = (
             "Your network may block this host: point GPU_LESSONS_URL at a mirror or a downloaded utils.py, e.g. run "
             "os.environ['GPU_LESSONS_URL'] = 'file:///content/utils.py' in a cell before this one "
@@ -432,7 +432,7 @@ def apply_blocks(text: str, fills: dict[tuple[str, str], str], where: str) -> st
 
 
 ZH_SETUP = """\
-import os, socket, sys, tempfile, urllib.error, urllib.request
+import os, socket, ssl, sys, tempfile, urllib.error, urllib.request
 
 os.environ["GPU_LESSONS_LANGUAGE"] = "zh"  # 本系列辅助函数的提示、练习检查的反馈都用中文
 url = os.getenv(
@@ -452,7 +452,7 @@ except (OSError, ValueError) as err:  # HTTPError 是主机的应答，URLError 
         )
     elif isinstance(why, socket.gaierror):  # 主机名无法解析
         advice = "你似乎没有联网。请打开网络（Kaggle：Settings > Internet on），再运行一次这个单元格。"
-    elif isinstance(why, (ConnectionRefusedError, TimeoutError)):  # 连接被拒绝，或者超时没有应答
+    elif isinstance(why, (ConnectionError, TimeoutError, ssl.SSLError)):  # 连接被拒绝或重置、超时，或加密握手失败
         advice = (
             "你的网络可能屏蔽了这个主机。请把 GPU_LESSONS_URL 指向镜像或下载好的 utils.py。"
             "例如在本单元格之前的单元格中运行 os.environ['GPU_LESSONS_URL'] = 'file:///content/utils.py'"
