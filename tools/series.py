@@ -21,7 +21,7 @@ BRANCH = "main"
 # with, from a file the published repository really holds (branch history is published; tags
 # may not be). `make pin` sets it to the last commit once utils.py is committed, regenerates the
 # setup cells and commits; a test fails while that commit's utils.py differs from the checkout's.
-PIN = "da73df974725d3d05ff0bf5d43ea37ad66c82aca"
+PIN = "e5bfeecc8b63416bcc827acb52f1158e827159ba"
 
 GITHUB_URL = f"https://github.com/{REPO}"
 UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
