@@ -68,6 +68,10 @@ def test_each_lesson_is_the_repositorys_with_the_handouts_setup_cell_and_links(f
                 elif after.cell_type == "code":
                     assert after.source == before.source and after.outputs == [], (ed, after.id)
                     assert after.execution_count is None, (ed, after.id)
+            header = next(c for c in given.cells if c.get("id") == "header").source
+            saved = sync_notebooks.SAVED_OUTPUTS["zh" if ed else "en"]
+            assert saved in next(c for c in original.cells if c.get("id") == "header").source
+            assert saved not in header  # the lessons come without outputs: the header says nothing of them
             footer = next(c for c in given.cells if c.get("id") == "footer").source
             ref = handout.version() or "main"  # the checkout's commit, as the README names it
             solutions = f"{GITHUB_URL}/blob/{ref}/notebooks/{ed}solutions/{lesson.solutions.name}"

@@ -140,6 +140,7 @@ def test_what_claims_nothing_about_the_run_on_record_is_not_read():
                  "在 GPU 上，对大的乘积，两者就很接近了。",
                  "Will the two come out close?",  # a question
                  "Either may come out faster.", "If the machine is busy, the two can come out close.",  # hedged
+                 "两条损失应当一直很接近。", "两者应该接近。",  # hedged, in Chinese: should
                  "The queued calls are no faster.", "排队时并不更快。",  # negated
                  "At every step each waits for the slower one."]:  # names one of the two
         assert flagged(beside(APART, text)) == flagged(beside(ALIKE, text)) == [], text

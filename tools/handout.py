@@ -15,7 +15,8 @@ edition under zh/, and what they need to run there with no access to GitHub:
 No solutions notebook goes in: they are kept out, not secret (the series is public). What changes
 in a lesson, all generated: its setup cell is the hand-out's (sync_notebooks.handout_setup: it takes
 the helpers from series_helpers/ beside the notebook, and only without them downloads them); its
-code cells have no outputs (a student runs a cell to see what it prints); the reveal after each
+code cells have no outputs (a student runs a cell to see what it prints), and its header does not say
+where the series' stored outputs came from; the reveal after each
 predict moment (the prose after the predicted cell, up to the next heading) is folded under a <details> line, so
 that the answer does not sit under the question; its badges open the lesson at the hand-out's
 commit; and each link to a file the folder lacks points to that file on GitHub (the worked
@@ -138,6 +139,8 @@ def handout_notebook(nb: nbformat.NotebookNode, notebook: Path, ed: Edition, in_
         if cell.get("id") == "setup":
             cell.source = setup
         elif cell.cell_type == "markdown":
+            if cell.get("id") == "header":  # its lessons come without outputs: no word of where those came from
+                cell.source = cell.source.replace(sync_notebooks.SAVED_OUTPUTS[ed.code], "")
             cell.source = relinked(cell.source, notebook, ed, in_folder)
             if commit:  # the badges open the lesson as the hand-out has it, not as the main branch has it now
                 cell.source = cell.source.replace(f"/{REPO}/blob/{BRANCH}/", f"/{REPO}/blob/{commit}/")

@@ -436,7 +436,7 @@ REFERENCE = re.compile(r"(?i:\bthe (?:faster|slower) (?:one|process|thread|run|c
 NEGATED = re.compile(r"(?i:\b(?:no|not|never|nor|neither|hardly)\s+(?:\w+\s+)?$)"
                      r"|(?:不|没|未|并非|不是)[^，。；：]{0,6}$")
 HEDGE = re.compile(r"(?i:\b(?:may|might|can|could|would|should|if|unless|whether|expect\w*|suppose|imagine)\b)"
-                   r"|可能|也许|或许|如果|假如|若|是否|能否|预期|预计|应该")
+                   r"|可能|也许|或许|如果|假如|若|是否|能否|预期|预计|应该|应当")
 NOT_A_CLAIM = re.compile(r"(?i:\bpredict\b|\breason(?:ed|ing)\b|\bnot a recorded run\b)|预测|推理|推算|并非实际运行")
 # Words that put a clause back on the run on record (the stored outputs come from a CPU).
 ON_RECORD = re.compile(r"(?i:\bwithout (?:a |an |any )?(?:CUDA )?(?:GPU|accelerator)s?\b|\bno GPU\b"

@@ -498,6 +498,13 @@ class Edition:
     solutions_label: str
 
 
+# Where the stored outputs come from, said once in every header instead of in each lesson's prose
+# (the hand-out, whose lessons come without outputs, leaves it out: tools/handout.py).
+SAVED_OUTPUTS = {
+    "en": " The outputs saved with the lesson come from a CPU without a GPU: run the cells to see your machine's.",
+    "zh": "课程里保存的输出来自一台没有 GPU 的机器，运行单元格就能看到你自己机器上的结果。",
+}
+
 ENGLISH = Edition(
     place=lambda path: path, up="../", readme="README.md", contents="Contents", other="zh/", other_label="中文",
     runs_on="**Runs on:** {runs_on}. **Time:** about {minutes} minutes, {total} with the exercises.",
@@ -505,7 +512,8 @@ ENGLISH = Edition(
     back="[< back to the lesson: {number} {title}](../{name})",
     solutions_title="# Solutions · {number} {title}",
     solutions_purpose="*Worked solutions to the lesson's exercises. Try them yourself first.*",
-    setup_note="*The first code cell makes the series' helpers importable; run it, no need to read it.*",
+    setup_note="*The first code cell makes the series' helpers importable; run it, no need to read it."
+               + SAVED_OUTPUTS["en"] + "*",
     setup=SETUP, table_head="| # | Lesson | What it teaches | Minutes (with exercises) | Runs on | Solutions |",
     solutions_label="solutions",
 )
@@ -516,7 +524,7 @@ CHINESE = Edition(
     back="[< 返回课程 {number} {title}](../{name})",
     solutions_title="# 练习解答 · {number} {title}",
     solutions_purpose="*本课练习的完整解答。请先自己动手做一遍。*",
-    setup_note="*第一个代码单元格用来导入本系列的辅助函数，运行即可，不必细读。*",
+    setup_note="*第一个代码单元格用来导入本系列的辅助函数，运行即可，不必细读。" + SAVED_OUTPUTS["zh"] + "*",
     setup=ZH_SETUP, table_head="| # | 课程 | 内容 | 分钟（含练习） | 运行环境 | 解答 |",
     solutions_label="解答",
 )
