@@ -341,3 +341,15 @@ def test_the_teachers_plans_state_the_lessons_minutes_and_each_lab_fits_45_minut
                 assert sum(int(stated) for _, stated in parts) <= 45, row
     assert planned_minutes("00 and 00 ex. 1", {"00": 14}, {("00", 1): 5}) == 19
     assert planned_minutes("15 ex. 1 to 3", {}, {("15", 1): 15, ("15", 2): 10, ("15", 3): 10}) == 35
+
+
+def test_the_teachers_page_states_the_range_of_the_lessons_minutes_it_plans_with():
+    """"A lesson alone takes A to B minutes; with its exercises, C to D": the smallest and largest of
+    the table, in both editions, so that the sentence does not go stale when a lesson changes."""
+    alone = [lesson.minutes for lesson in lessons()]
+    total = [lesson.with_exercises for lesson in lessons()]
+    text = " ".join((ROOT / "TEACHING.md").read_text(encoding="utf-8").split())
+    assert (f"A lesson alone takes {min(alone)} to {max(alone)} minutes; with its exercises, "
+            f"{min(total)} to {max(total)}.") in text
+    zh = (ROOT / "TEACHING.zh-CN.md").read_text(encoding="utf-8")
+    assert f"单独一课要 {min(alone)} 到 {max(alone)} 分钟，连同练习要 {min(total)} 到 {max(total)} 分钟" in zh
