@@ -3712,6 +3712,18 @@ def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: st
     return None
 
 
+def _as_float(value: object, what: str) -> float:
+    """``value`` (the learner's ``what``: a loss, an error, a sum) as a float: any Python or NumPy number but a
+    bool, or a tensor with one value; else _expect's _Wrong, which says what it is."""
+    import numpy as np
+
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.detach().cpu())
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        value = _expect(value, float, what)  # raises, unless a number in another form (a NumPy array of none)
+    return float(value)
+
+
 def _expect_callable(value: object, what: str) -> None:
     if not callable(value):
         raise _Wrong("core/not-callable", what=what, got=_a(type(value).__name__))
@@ -6443,17 +6455,6 @@ def _loading_seen(measured):
 
 
 # From exercises/loop.py
-def _loop_number(value, what):
-    """``value`` as a float: a Python or NumPy number, or a tensor with one value."""
-    import numpy as np
-
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return float(value.detach().cpu())
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        _expect(value, float, what)  # raises: says what it should be
-    return float(value)
-
-
 @contextlib.contextmanager
 def _loop_learning_rates():
     """The learning rates of every optimizer made while the block runs, as it was made."""
@@ -6525,11 +6526,11 @@ def _loop_save_optimizer(resume_one_epoch, why):
     with _LoopKeepRandomState():
         untrained, checkpoint = _loop_checkpoints()
         torch.manual_seed(0)  # the same random state for the answer's epochs, first call or not
-        kept = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
+        kept = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
         with _loop_learning_rates() as fresh_rates:
-            fresh = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
+            fresh = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
         if min(kept, fresh) <= 0.5:  # trained weights: then a checkpoint of untrained ones must show
-            first = _loop_number(resume_one_epoch(copy.deepcopy(untrained), True), "resume_one_epoch(untrained, True)")
+            first = _as_float(resume_one_epoch(copy.deepcopy(untrained), True), "resume_one_epoch(untrained, True)")
             if first <= 0.5:
                 raise _Wrong("loop.save-optimizer/ignores-checkpoint", loss=first)
     if min(kept, fresh) > 0.5:  # a trained model's epoch loss is below 0.1; an untrained one's above 1
@@ -6698,30 +6699,6 @@ _MEMORY_MIB = 2**20
 _MEMORY_KEYS = ("weights", "gradients", "state")
 
 
-def _memory_number(value):
-    """``value`` as a Python number where it is a real one (NumPy's, a tensor of one value); else as it is."""
-    number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
-    return number if isinstance(number, numbers.Real) and not isinstance(number, bool) else value
-
-
-def _memory_count(value, what):
-    """``value`` as an int, also a whole number written another way (np.sum(...), a float, a tensor of one
-    value); anything else is _expect's _Wrong, which says what it is."""
-    number = _memory_number(value)
-    if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
-        return int(number)
-    return _expect(value, int, what)  # raises
-
-
-def _memory_truth(value):
-    """``value`` as a bool where it is one written another way (NumPy's bool, a tensor of one bool); else as it is."""
-    if isinstance(value, torch.Tensor):
-        return bool(value) if value.numel() == 1 and value.dtype == torch.bool else value
-    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
-        return bool(value)  # a NumPy bool, whose type NumPy 2 names "bool" too
-    return value
-
-
 def _memory_counts(state_bytes, model, optimizer, case):
     """What the learner's state_bytes says for ``model`` now, checked to be a dict of ints."""
     try:
@@ -6735,7 +6712,7 @@ def _memory_counts(state_bytes, model, optimizer, case):
     if missing:
         raise _Wrong("memory.adam-step/keys", names=", ".join(f'"{k}"' for k in missing))
     # the three counts as ints; a key of its own, such as a "total", is not one of them
-    return {k: _memory_count(counts[k], f'state_bytes(model, optimizer)["{k}"]') for k in _MEMORY_KEYS}
+    return {k: _expect(counts[k], int, f'state_bytes(model, optimizer)["{k}"]') for k in _MEMORY_KEYS}
 
 
 @_register("memory.adam-step", hint="memory.adam-step/hint")
@@ -6766,9 +6743,7 @@ def _memory_adam_step(state_bytes, predicted_mib):
         steps = 8 * len(optimizer.state)  # each parameter's one-element step counter
         if not 2 * weights <= counts["state"] <= 2 * weights + steps:
             raise _Wrong("memory.adam-step/state", case=case, got=counts["state"], want=2 * weights)
-    predicted_mib = _memory_number(predicted_mib)
-    if not isinstance(predicted_mib, numbers.Real) or isinstance(predicted_mib, bool):
-        _expect(predicted_mib, (int, float), "predicted_mib")  # raises: says what it is instead
+    predicted_mib = _expect(predicted_mib, (int, float), "predicted_mib")
     layer_mib = (4096 * 4096 + 4096) * 4 / _MEMORY_MIB
     if not 0.94 * 4 * layer_mib <= predicted_mib <= 1.07 * 4 * layer_mib:  # in MiB, or in MB
         raise _Wrong("memory.adam-step/predicted", got=predicted_mib, weights=f"{layer_mib:.0f}")
@@ -6808,8 +6783,6 @@ _MEMORY_ALIAS = {
 
 @_register("memory.alias", hint="memory.alias/hint")
 def _memory_alias(still_held):
-    if isinstance(still_held, dict):
-        still_held = {name: _memory_truth(answer) for name, answer in still_held.items()}
     wrong = _table_answers(still_held, _MEMORY_ALIAS, "still_held", "memory.alias/missing", "; ")
     if wrong:
         raise _Wrong("memory.alias/wrong", count=len(wrong), total=len(_MEMORY_ALIAS), names="; ".join(wrong))
@@ -6843,24 +6816,6 @@ def _memory_alias_on_this_machine():
 
 
 # From exercises/models.py
-def _models_count(value, what):
-    """``value`` as an int, also a whole number written another way: NumPy's (np.prod(p.shape) * 4), a float
-    (p.numel() * 32 / 8), a tensor of one value; anything else is _expect's _Wrong, which says what it is."""
-    number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
-    if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
-        return int(number)
-    return _expect(value, int, what)  # raises
-
-
-def _models_truth(value):
-    """``value`` as a bool where it is one written another way (NumPy's bool, a tensor of one bool); else as it is."""
-    if isinstance(value, torch.Tensor):
-        return bool(value) if value.numel() == 1 and value.dtype == torch.bool else value
-    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
-        return bool(value)  # a NumPy bool, whose type NumPy 2 names "bool" too
-    return value
-
-
 def _models_other() -> torch.device:
     """Section 5's ``other``: of the two devices of this machine, the one that is not the CPU."""
     first, second = two_different_devices()
@@ -6872,8 +6827,6 @@ _MODELS_ON_CPU = {"net": False, "X": True}  # after `net.to(other)` and `X.to(ot
 
 @_register("models.to-in-place", hint="models.to-in-place/hint")
 def _models_to_in_place(on_cpu, X_on_other):
-    if isinstance(on_cpu, dict):
-        on_cpu = {name: _models_truth(answer) for name, answer in on_cpu.items()}
     wrong = _table_answers(on_cpu, _MODELS_ON_CPU, "on_cpu", "models.to-in-place/missing")
     if wrong:
         raise _Wrong("models.to-in-place/wrong", names=_say("core/and").join(wrong))
@@ -6939,7 +6892,6 @@ def _models_split(split, one_device):
             raise _Wrong("models.split/output-device", case=case, got=y.device, second=second)
         if tuple(y.shape) != (2, 1):
             raise _Wrong("models.split/output-shape", case=case, shape=tuple(y.shape))
-    one_device = _models_truth(one_device)
     one_device = _expect(one_device, bool, "one_device")
     try:
         model_device(split)
@@ -7031,7 +6983,7 @@ def _models_layer_bytes(parameter_bytes, measured):
     for case, net in _models_bytes_cases():
         params = list(net.parameters())
         want = sum(p.numel() * p.element_size() for p in params)
-        got = _models_count(parameter_bytes(net), f"parameter_bytes({case})")
+        got = _expect(parameter_bytes(net), int, f"parameter_bytes({case})")
         if got == want:
             continue
         if got == sum(p.numel() for p in params):
@@ -7048,7 +7000,7 @@ def _models_layer_bytes(parameter_bytes, measured):
         return {"summary": _say("models.layer-bytes/on-cpu", size=size)}
     if measured is None:
         raise _Wrong("models.layer-bytes/not-measured", device=best)
-    measured = _models_count(measured, "measured")
+    measured = _expect(measured, int, "measured")
     if measured < size:
         raise _Wrong("models.layer-bytes/too-small", measured=measured, size=size)
     if measured > 2 * size:
@@ -7717,24 +7669,6 @@ def _setup_too_old(torch_too_old, version_advice):
 
 
 # From exercises/tensors.py
-def _tensors_count(value, what):
-    """``value`` as an int, also a whole number written another way: NumPy's (np.prod(h.shape) * 2), a float
-    (h.numel() * 16 / 8), a tensor of one value; anything else is _expect's _Wrong, which says what it is."""
-    number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
-    if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
-        return int(number)
-    return _expect(value, int, what)  # raises
-
-
-def _tensors_truth(value):
-    """``value`` as a bool where it is one written another way (NumPy's bool, a tensor of one bool); else as it is."""
-    if isinstance(value, torch.Tensor):
-        return bool(value) if value.numel() == 1 and value.dtype == torch.bool else value
-    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
-        return bool(value)  # a NumPy bool, whose type NumPy 2 names "bool" too
-    return value
-
-
 @_register("tensors.half-size", hint="tensors.half-size/hint")
 def _tensors_half_size(h, n_bytes):
     _expect(h, torch.Tensor, "h")
@@ -7745,7 +7679,7 @@ def _tensors_half_size(h, n_bytes):
         raise _Wrong("tensors.half-size/dtype", dtype=str(h.dtype).removeprefix("torch."))
     if h.device != best:
         raise _Wrong("tensors.half-size/device", got=h.device, best=best)
-    n_bytes = _tensors_count(n_bytes, "n_bytes")
+    n_bytes = _expect(n_bytes, int, "n_bytes")  # also a whole number written as NumPy's, a float or a tensor
     if n_bytes != h.numel() * h.element_size():
         key = "tensors.half-size/numel" if n_bytes == h.numel() else "tensors.half-size/bytes"
         raise _Wrong(key, n_bytes=n_bytes)
@@ -7799,7 +7733,6 @@ def _tensors_retype(t, retyped, copies):
         raise _Wrong("tensors.retype/dtype", dtype=str(retyped.dtype).removeprefix("torch."))
     if retyped.shape != t.shape or not torch.equal(retyped.cpu(), t.cpu().to(torch.float16)):
         raise _Wrong("tensors.retype/values")
-    copies = _tensors_truth(copies)
     copies = _expect(copies, bool, "copies")
     if copies != (retyped.data_ptr() != t.data_ptr()):  # a new type needs new memory: always True
         raise _Wrong("tensors.retype/answer", copies=copies)
@@ -7837,18 +7770,6 @@ def _tensors_describe(describe):
 
 
 # From exercises/tf32.py
-def _tf32_number(value, what):
-    """``value`` as a float: a Python or NumPy number, or a tensor with one value."""
-    import numpy as np
-
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return float(value.detach().cpu())
-    if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
-        return float(value)
-    _expect(value, float, what)  # raises: says what it should be
-    return float(value)
-
-
 def _tf32_precision():
     """torch.get_float32_matmul_precision(), or _Wrong when it raises: PyTorch 2.9 and later refuse to
     read it once a new-API name (torch.backends.cuda.matmul.fp32_precision = "tf32") allows what it forbids."""
@@ -7858,19 +7779,6 @@ def _tf32_precision():
         if "mix of the legacy and new APIs" not in str(err):
             raise
         raise _Wrong("tf32.precision-settings/mixed-api") from None
-
-
-def _tf32_whole(value, what):
-    """``value`` as an int: a Python or NumPy whole number, a float that is one, or a tensor with one."""
-    import numpy as np
-
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.dtype.is_complex:
-        value = value.item()
-    if isinstance(value, (np.integer, np.floating)):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return _expect(value, int, what)  # raises for anything else: says what it should be
 
 
 @contextlib.contextmanager
@@ -7944,7 +7852,7 @@ def _tf32_precision_settings(product_error, which_change):
                                  before=before)
                 if precision not in calls:
                     raise _Wrong("tf32.precision-settings/never-set", precision=precision)
-                errors[where, precision] = _tf32_number(got, f"product_error({where.type!r}, {precision!r})")
+                errors[where, precision] = _as_float(got, f"product_error({where.type!r}, {precision!r})")
     finally:
         torch.set_float32_matmul_precision(before)
     for (where, precision), error in errors.items():
@@ -7984,16 +7892,16 @@ def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     # is a running total of the numbers, whose 1s come before 2**24). Chunks that are no runs of consecutive
     # values (the rows of v.view(chunk, -1), of n / chunk values each, or the columns of v.view(-1, chunk)) sum
     # a lone 1 with 2**24, where it rounds away (2**24 + 1 is a tie, rounded to the even 2**24): 2**24 at the end.
-    got = _tf32_number(chunked_sum(torch.tensor([0, 0, 0, 1, 1, 0, big, 0]), 2), "chunked_sum(v, 2)")
+    got = _as_float(chunked_sum(torch.tensor([0, 0, 0, 1, 1, 0, big, 0]), 2), "chunked_sum(v, 2)")
     if got == big:
         raise _Wrong("tf32.chunked-sum/not-consecutive", got=got, want=big + 2)
     # chunks of 4: [2**24, 0, 0, 0] and [1, 1, 1, 1] each sum exactly, and 2**24 + 4 is a float32
-    got = _tf32_number(chunked_sum(torch.tensor([big, 0, 0, 0, 1, 1, 1, 1]), 4), "chunked_sum(v, 4)")
+    got = _as_float(chunked_sum(torch.tensor([big, 0, 0, 0, 1, 1, 1, 1]), 4), "chunked_sum(v, 4)")
     if got != big + 4:
         key = "tf32.chunked-sum/one-by-one" if got == big else "tf32.chunked-sum/chunks"
         raise _Wrong(key, got=got, want=big + 4)
     # chunks of 1: a float32 running total, in which each 1 added to 2**24 rounds away
-    got = _tf32_number(chunked_sum(torch.tensor([big, 1, 1, 1, 1]), 1), "chunked_sum(v, 1)")
+    got = _as_float(chunked_sum(torch.tensor([big, 1, 1, 1, 1]), 1), "chunked_sum(v, 1)")
     if got != big:
         raise _Wrong("tf32.chunked-sum/not-float32", got=got, want=big)
     # chunks of 10: 2**24, then _TF32_ONES chunks that each sum to 1, exactly, however a chunk is summed. One
@@ -8002,19 +7910,19 @@ def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     # this: torch.sum and np.sum add so few one by one.
     ones = torch.zeros(10 * (_TF32_ONES + 1))
     ones[0], ones[10::10] = big, 1
-    got = _tf32_number(chunked_sum(ones, 10), "chunked_sum(v, 10)")
+    got = _as_float(chunked_sum(ones, 10), "chunked_sum(v, 10)")
     if got != big:
         key = "tf32.chunked-sum/float64-total" if got == big + _TF32_ONES else "tf32.chunked-sum/pairwise"
         raise _Wrong(key, n=_TF32_ONES, got=got, want=big)
     v = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0))  # section 3's numbers
-    got = {c: _tf32_number(chunked_sum(v, c), f"chunked_sum(v, {c})") for c in (10, 1000, 100_000)}
+    got = {c: _as_float(chunked_sum(v, c), f"chunked_sum(v, {c})") for c in (10, 1000, 100_000)}
     for c in got:
         # 1e-2: chunk sums made another way (NumPy's sum of each row, or one by one) round their last bits
         # otherwise and move the total by up to 4e-3; the errors themselves are 2e-4 to 4e-3
         want = _tf32_reference(v, c)
         if abs(got[c] - want) > 1e-2:
             raise _Wrong("tf32.chunked-sum/values", chunk=c, got=got[c], want=want)
-    most_accurate = _tf32_whole(most_accurate, "most_accurate")
+    most_accurate = _expect(most_accurate, int, "most_accurate")
     if most_accurate not in (10, 1000, 100_000):
         raise _Wrong("tf32.chunked-sum/not-a-chunk", got=most_accurate)
     exact = v.double().sum().item()

@@ -267,6 +267,18 @@ def _first_wrong_letter(answers: object, table: dict, what: str, missing_key: st
     return None
 
 
+def _as_float(value: object, what: str) -> float:
+    """``value`` (the learner's ``what``: a loss, an error, a sum) as a float: any Python or NumPy number but a
+    bool, or a tensor with one value; else _expect's _Wrong, which says what it is."""
+    import numpy as np
+
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.detach().cpu())
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        value = _expect(value, float, what)  # raises, unless a number in another form (a NumPy array of none)
+    return float(value)
+
+
 def _expect_callable(value: object, what: str) -> None:
     if not callable(value):
         raise _Wrong("core/not-callable", what=what, got=_a(type(value).__name__))

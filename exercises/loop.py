@@ -16,6 +16,7 @@ import re
 import torch
 
 from utils import (
+    _as_float,
     _expect,
     _expect_callable,
     _first_wrong_letter,
@@ -29,17 +30,6 @@ from utils import (
     train_one_epoch,
     try_gpu,
 )
-
-
-def _loop_number(value, what):
-    """``value`` as a float: a Python or NumPy number, or a tensor with one value."""
-    import numpy as np
-
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return float(value.detach().cpu())
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        _expect(value, float, what)  # raises: says what it should be
-    return float(value)
 
 
 @contextlib.contextmanager
@@ -111,11 +101,11 @@ def _loop_save_optimizer(resume_one_epoch, why):
     with _LoopKeepRandomState():
         untrained, checkpoint = _loop_checkpoints()
         torch.manual_seed(0)  # the same random state for the answer's epochs, first call or not
-        kept = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
+        kept = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
         with _loop_learning_rates() as fresh_rates:
-            fresh = _loop_number(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
+            fresh = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
         if min(kept, fresh) <= 0.5:  # trained weights: then a checkpoint of untrained ones must show
-            first = _loop_number(resume_one_epoch(copy.deepcopy(untrained), True), "resume_one_epoch(untrained, True)")
+            first = _as_float(resume_one_epoch(copy.deepcopy(untrained), True), "resume_one_epoch(untrained, True)")
             if first <= 0.5:
                 raise _Wrong("loop.save-optimizer/ignores-checkpoint", loss=first)
     if min(kept, fresh) > 0.5:  # a trained model's epoch loss is below 0.1; an untrained one's above 1

@@ -4,7 +4,6 @@ They count tensors, which gives the same bytes on every device, so they hold on 
 right, the "/right" message says what the reader's device showed (its memory counters on a GPU).
 """
 
-import numbers
 import weakref
 
 import torch
@@ -26,30 +25,6 @@ _MEMORY_MIB = 2**20
 _MEMORY_KEYS = ("weights", "gradients", "state")
 
 
-def _memory_number(value):
-    """``value`` as a Python number where it is a real one (NumPy's, a tensor of one value); else as it is."""
-    number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
-    return number if isinstance(number, numbers.Real) and not isinstance(number, bool) else value
-
-
-def _memory_count(value, what):
-    """``value`` as an int, also a whole number written another way (np.sum(...), a float, a tensor of one
-    value); anything else is _expect's _Wrong, which says what it is."""
-    number = _memory_number(value)
-    if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
-        return int(number)
-    return _expect(value, int, what)  # raises
-
-
-def _memory_truth(value):
-    """``value`` as a bool where it is one written another way (NumPy's bool, a tensor of one bool); else as it is."""
-    if isinstance(value, torch.Tensor):
-        return bool(value) if value.numel() == 1 and value.dtype == torch.bool else value
-    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
-        return bool(value)  # a NumPy bool, whose type NumPy 2 names "bool" too
-    return value
-
-
 def _memory_counts(state_bytes, model, optimizer, case):
     """What the learner's state_bytes says for ``model`` now, checked to be a dict of ints."""
     try:
@@ -63,7 +38,7 @@ def _memory_counts(state_bytes, model, optimizer, case):
     if missing:
         raise _Wrong("memory.adam-step/keys", names=", ".join(f'"{k}"' for k in missing))
     # the three counts as ints; a key of its own, such as a "total", is not one of them
-    return {k: _memory_count(counts[k], f'state_bytes(model, optimizer)["{k}"]') for k in _MEMORY_KEYS}
+    return {k: _expect(counts[k], int, f'state_bytes(model, optimizer)["{k}"]') for k in _MEMORY_KEYS}
 
 
 @_register("memory.adam-step", hint="memory.adam-step/hint")
@@ -94,9 +69,7 @@ def _memory_adam_step(state_bytes, predicted_mib):
         steps = 8 * len(optimizer.state)  # each parameter's one-element step counter
         if not 2 * weights <= counts["state"] <= 2 * weights + steps:
             raise _Wrong("memory.adam-step/state", case=case, got=counts["state"], want=2 * weights)
-    predicted_mib = _memory_number(predicted_mib)
-    if not isinstance(predicted_mib, numbers.Real) or isinstance(predicted_mib, bool):
-        _expect(predicted_mib, (int, float), "predicted_mib")  # raises: says what it is instead
+    predicted_mib = _expect(predicted_mib, (int, float), "predicted_mib")
     layer_mib = (4096 * 4096 + 4096) * 4 / _MEMORY_MIB
     if not 0.94 * 4 * layer_mib <= predicted_mib <= 1.07 * 4 * layer_mib:  # in MiB, or in MB
         raise _Wrong("memory.adam-step/predicted", got=predicted_mib, weights=f"{layer_mib:.0f}")
@@ -136,8 +109,6 @@ _MEMORY_ALIAS = {
 
 @_register("memory.alias", hint="memory.alias/hint")
 def _memory_alias(still_held):
-    if isinstance(still_held, dict):
-        still_held = {name: _memory_truth(answer) for name, answer in still_held.items()}
     wrong = _table_answers(still_held, _MEMORY_ALIAS, "still_held", "memory.alias/missing", "; ")
     if wrong:
         raise _Wrong("memory.alias/wrong", count=len(wrong), total=len(_MEMORY_ALIAS), names="; ".join(wrong))

@@ -1,6 +1,5 @@
 """The checks of lesson 04, models on devices."""
 
-import numbers
 
 import torch
 from torch import nn
@@ -19,24 +18,6 @@ from utils import (
 )
 
 
-def _models_count(value, what):
-    """``value`` as an int, also a whole number written another way: NumPy's (np.prod(p.shape) * 4), a float
-    (p.numel() * 32 / 8), a tensor of one value; anything else is _expect's _Wrong, which says what it is."""
-    number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
-    if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
-        return int(number)
-    return _expect(value, int, what)  # raises
-
-
-def _models_truth(value):
-    """``value`` as a bool where it is one written another way (NumPy's bool, a tensor of one bool); else as it is."""
-    if isinstance(value, torch.Tensor):
-        return bool(value) if value.numel() == 1 and value.dtype == torch.bool else value
-    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
-        return bool(value)  # a NumPy bool, whose type NumPy 2 names "bool" too
-    return value
-
-
 def _models_other() -> torch.device:
     """Section 5's ``other``: of the two devices of this machine, the one that is not the CPU."""
     first, second = two_different_devices()
@@ -48,8 +29,6 @@ _MODELS_ON_CPU = {"net": False, "X": True}  # after `net.to(other)` and `X.to(ot
 
 @_register("models.to-in-place", hint="models.to-in-place/hint")
 def _models_to_in_place(on_cpu, X_on_other):
-    if isinstance(on_cpu, dict):
-        on_cpu = {name: _models_truth(answer) for name, answer in on_cpu.items()}
     wrong = _table_answers(on_cpu, _MODELS_ON_CPU, "on_cpu", "models.to-in-place/missing")
     if wrong:
         raise _Wrong("models.to-in-place/wrong", names=_say("core/and").join(wrong))
@@ -115,7 +94,6 @@ def _models_split(split, one_device):
             raise _Wrong("models.split/output-device", case=case, got=y.device, second=second)
         if tuple(y.shape) != (2, 1):
             raise _Wrong("models.split/output-shape", case=case, shape=tuple(y.shape))
-    one_device = _models_truth(one_device)
     one_device = _expect(one_device, bool, "one_device")
     try:
         model_device(split)
@@ -207,7 +185,7 @@ def _models_layer_bytes(parameter_bytes, measured):
     for case, net in _models_bytes_cases():
         params = list(net.parameters())
         want = sum(p.numel() * p.element_size() for p in params)
-        got = _models_count(parameter_bytes(net), f"parameter_bytes({case})")
+        got = _expect(parameter_bytes(net), int, f"parameter_bytes({case})")
         if got == want:
             continue
         if got == sum(p.numel() for p in params):
@@ -224,7 +202,7 @@ def _models_layer_bytes(parameter_bytes, measured):
         return {"summary": _say("models.layer-bytes/on-cpu", size=size)}
     if measured is None:
         raise _Wrong("models.layer-bytes/not-measured", device=best)
-    measured = _models_count(measured, "measured")
+    measured = _expect(measured, int, "measured")
     if measured < size:
         raise _Wrong("models.layer-bytes/too-small", measured=measured, size=size)
     if measured > 2 * size:

@@ -1,28 +1,9 @@
 """The checks of lesson 02, tensors on devices."""
 
-import numbers
 
 import torch
 
 from utils import _a, _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong, try_gpu
-
-
-def _tensors_count(value, what):
-    """``value`` as an int, also a whole number written another way: NumPy's (np.prod(h.shape) * 2), a float
-    (h.numel() * 16 / 8), a tensor of one value; anything else is _expect's _Wrong, which says what it is."""
-    number = value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
-    if isinstance(number, numbers.Real) and not isinstance(number, bool) and float(number).is_integer():
-        return int(number)
-    return _expect(value, int, what)  # raises
-
-
-def _tensors_truth(value):
-    """``value`` as a bool where it is one written another way (NumPy's bool, a tensor of one bool); else as it is."""
-    if isinstance(value, torch.Tensor):
-        return bool(value) if value.numel() == 1 and value.dtype == torch.bool else value
-    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
-        return bool(value)  # a NumPy bool, whose type NumPy 2 names "bool" too
-    return value
 
 
 @_register("tensors.half-size", hint="tensors.half-size/hint")
@@ -35,7 +16,7 @@ def _tensors_half_size(h, n_bytes):
         raise _Wrong("tensors.half-size/dtype", dtype=str(h.dtype).removeprefix("torch."))
     if h.device != best:
         raise _Wrong("tensors.half-size/device", got=h.device, best=best)
-    n_bytes = _tensors_count(n_bytes, "n_bytes")
+    n_bytes = _expect(n_bytes, int, "n_bytes")  # also a whole number written as NumPy's, a float or a tensor
     if n_bytes != h.numel() * h.element_size():
         key = "tensors.half-size/numel" if n_bytes == h.numel() else "tensors.half-size/bytes"
         raise _Wrong(key, n_bytes=n_bytes)
@@ -89,7 +70,6 @@ def _tensors_retype(t, retyped, copies):
         raise _Wrong("tensors.retype/dtype", dtype=str(retyped.dtype).removeprefix("torch."))
     if retyped.shape != t.shape or not torch.equal(retyped.cpu(), t.cpu().to(torch.float16)):
         raise _Wrong("tensors.retype/values")
-    copies = _tensors_truth(copies)
     copies = _expect(copies, bool, "copies")
     if copies != (retyped.data_ptr() != t.data_ptr()):  # a new type needs new memory: always True
         raise _Wrong("tensors.retype/answer", copies=copies)

@@ -11,19 +11,7 @@ import os
 import torch
 from torch.overrides import TorchFunctionMode
 
-from utils import _a, _expect, _expect_callable, _letter, _register, _say, _Wrong, try_gpu
-
-
-def _tf32_number(value, what):
-    """``value`` as a float: a Python or NumPy number, or a tensor with one value."""
-    import numpy as np
-
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return float(value.detach().cpu())
-    if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
-        return float(value)
-    _expect(value, float, what)  # raises: says what it should be
-    return float(value)
+from utils import _a, _as_float, _expect, _expect_callable, _letter, _register, _say, _Wrong, try_gpu
 
 
 def _tf32_precision():
@@ -35,19 +23,6 @@ def _tf32_precision():
         if "mix of the legacy and new APIs" not in str(err):
             raise
         raise _Wrong("tf32.precision-settings/mixed-api") from None
-
-
-def _tf32_whole(value, what):
-    """``value`` as an int: a Python or NumPy whole number, a float that is one, or a tensor with one."""
-    import numpy as np
-
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.dtype.is_complex:
-        value = value.item()
-    if isinstance(value, (np.integer, np.floating)):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return _expect(value, int, what)  # raises for anything else: says what it should be
 
 
 @contextlib.contextmanager
@@ -119,7 +94,7 @@ def _tf32_precision_settings(product_error, which_change):
                                  before=before)
                 if precision not in calls:
                     raise _Wrong("tf32.precision-settings/never-set", precision=precision)
-                errors[where, precision] = _tf32_number(got, f"product_error({where.type!r}, {precision!r})")
+                errors[where, precision] = _as_float(got, f"product_error({where.type!r}, {precision!r})")
     finally:
         torch.set_float32_matmul_precision(before)
     for (where, precision), error in errors.items():
@@ -157,16 +132,16 @@ def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     # is a running total of the numbers, whose 1s come before 2**24). Chunks that are no runs of consecutive
     # values (the rows of v.view(chunk, -1), of n / chunk values each, or the columns of v.view(-1, chunk)) sum
     # a lone 1 with 2**24, where it rounds away (2**24 + 1 is a tie, rounded to the even 2**24): 2**24 at the end.
-    got = _tf32_number(chunked_sum(torch.tensor([0, 0, 0, 1, 1, 0, big, 0]), 2), "chunked_sum(v, 2)")
+    got = _as_float(chunked_sum(torch.tensor([0, 0, 0, 1, 1, 0, big, 0]), 2), "chunked_sum(v, 2)")
     if got == big:
         raise _Wrong("tf32.chunked-sum/not-consecutive", got=got, want=big + 2)
     # chunks of 4: [2**24, 0, 0, 0] and [1, 1, 1, 1] each sum exactly, and 2**24 + 4 is a float32
-    got = _tf32_number(chunked_sum(torch.tensor([big, 0, 0, 0, 1, 1, 1, 1]), 4), "chunked_sum(v, 4)")
+    got = _as_float(chunked_sum(torch.tensor([big, 0, 0, 0, 1, 1, 1, 1]), 4), "chunked_sum(v, 4)")
     if got != big + 4:
         key = "tf32.chunked-sum/one-by-one" if got == big else "tf32.chunked-sum/chunks"
         raise _Wrong(key, got=got, want=big + 4)
     # chunks of 1: a float32 running total, in which each 1 added to 2**24 rounds away
-    got = _tf32_number(chunked_sum(torch.tensor([big, 1, 1, 1, 1]), 1), "chunked_sum(v, 1)")
+    got = _as_float(chunked_sum(torch.tensor([big, 1, 1, 1, 1]), 1), "chunked_sum(v, 1)")
     if got != big:
         raise _Wrong("tf32.chunked-sum/not-float32", got=got, want=big)
     # chunks of 10: 2**24, then _TF32_ONES chunks that each sum to 1, exactly, however a chunk is summed. One
@@ -175,19 +150,19 @@ def _tf32_chunked_sum(chunked_sum, most_accurate, why):
     # this: torch.sum and np.sum add so few one by one.
     ones = torch.zeros(10 * (_TF32_ONES + 1))
     ones[0], ones[10::10] = big, 1
-    got = _tf32_number(chunked_sum(ones, 10), "chunked_sum(v, 10)")
+    got = _as_float(chunked_sum(ones, 10), "chunked_sum(v, 10)")
     if got != big:
         key = "tf32.chunked-sum/float64-total" if got == big + _TF32_ONES else "tf32.chunked-sum/pairwise"
         raise _Wrong(key, n=_TF32_ONES, got=got, want=big)
     v = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0))  # section 3's numbers
-    got = {c: _tf32_number(chunked_sum(v, c), f"chunked_sum(v, {c})") for c in (10, 1000, 100_000)}
+    got = {c: _as_float(chunked_sum(v, c), f"chunked_sum(v, {c})") for c in (10, 1000, 100_000)}
     for c in got:
         # 1e-2: chunk sums made another way (NumPy's sum of each row, or one by one) round their last bits
         # otherwise and move the total by up to 4e-3; the errors themselves are 2e-4 to 4e-3
         want = _tf32_reference(v, c)
         if abs(got[c] - want) > 1e-2:
             raise _Wrong("tf32.chunked-sum/values", chunk=c, got=got[c], want=want)
-    most_accurate = _tf32_whole(most_accurate, "most_accurate")
+    most_accurate = _expect(most_accurate, int, "most_accurate")
     if most_accurate not in (10, 1000, 100_000):
         raise _Wrong("tf32.chunked-sum/not-a-chunk", got=most_accurate)
     exact = v.double().sum().item()
