@@ -1,7 +1,7 @@
 """Stored outputs agree with the text beside them (tools/quoted_figures.py): no timing on record is
 noise (IQR over a third of the median), every measured figure the prose quotes was printed by
 a cell of its section before it, and no sentence beside a cell that prints timings compares them
-otherwise than their medians and IQRs do by the lesson's own rule (issue 29, item 5), in either
+otherwise than their medians and IQRs do by the lesson's own rule, in either
 edition."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_thousands_are_one_number_and_data_sheets_are_not_measurements():
     assert q.quoted("The data sheets give 3,350 GB/s. It took 1,204 ms.") == [("1,204", "ms", "It took 1,204 ms.")]
 
 
-# --- Comparative claims (issue 29, item 5) -----------------------------------------------------------
+# --- Comparative claims ------------------------------------------------------------------------------
 
 APART = "waited for: 17.1 µs (IQR 2.11 µs)\nqueued: 12.5 µs (IQR 0.370 µs)\n"  # 4.6 µs apart, beyond 2.48 µs
 ALIKE = "waited for: 13.1 µs (IQR 2.11 µs)\nqueued: 12.5 µs (IQR 0.370 µs)\n"  # 0.6 µs apart: noise

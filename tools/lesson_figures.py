@@ -49,6 +49,7 @@ import nbformat
 
 from tools.i18n import WRITEFILE_PY
 from tools.series import (
+    COLLAPSE_MARKS,
     FACTS,
     LESSON_NAME,
     MD_IMAGE,
@@ -56,11 +57,11 @@ from tools.series import (
     ROOT,
     SOLUTIONS,
     all_notebooks,
+    collapse_marks,
     count_words,
     read,
     table,
 )
-from tools.sync_notebooks import COLLAPSE_MARKS, collapse_marks
 
 MAX_WORDS = 1300
 MAX_CODE_LINES = 120
@@ -91,6 +92,7 @@ class Figures:
     diagrams: int
     predicts: int
     minutes: int | None
+    lesson_predicts: int = 0  # the predict moments before the exercises (an exercise may ask to predict too)
     problems: tuple[str, ...] = field(default=())
 
     @property
@@ -133,7 +135,7 @@ def non_blank(source: str) -> int:
 def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
     """The figures of the notebook at `path` (or of `nb`, named `path`)."""
     nb = nb if nb is not None else read(path)
-    words = diagrams = predicts = code_lines = longest = 0
+    words = diagrams = predicts = lesson_predicts = code_lines = longest = 0
     longest_id = None
     minutes = None
     problems = []
@@ -153,11 +155,12 @@ def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
             text = cell.source
             if OPTIONAL_DETAIL.match(text):  # folded reference material, marked optional: not counted
                 continue
-            if not in_exercises and (m := EXERCISES.search(text)):
-                words += count_words(text[:m.start()])
-                in_exercises = True
-            elif not in_exercises:
-                words += count_words(text)
+            if not in_exercises:
+                m = EXERCISES.search(text)
+                before = text[:m.start()] if m else text
+                words += count_words(before)
+                lesson_predicts += bool(PREDICT.search(before))
+                in_exercises = m is not None
         elif cell.cell_type == "code" and cell_id != "setup":
             marks = collapse_marks(cell)
             if len(marks) == len(COLLAPSE_MARKS):
@@ -173,7 +176,8 @@ def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
                     problems.append(f"script cell {cell_id} has {lines - 1} lines > {MAX_SCRIPT_LINES}")
             elif lines > longest:
                 longest, longest_id = lines, cell_id
-    return Figures(path, words, code_lines, longest, longest_id, diagrams, predicts, minutes, tuple(problems))
+    return Figures(path, words, code_lines, longest, longest_id, diagrams, predicts, minutes, lesson_predicts,
+                   tuple(problems))
 
 
 def status(f: Figures, over_until_split: set[str]) -> str:

@@ -15,7 +15,7 @@ GPU figures and their sources (issue 18; tests/test_gpu_figures.py): every sente
 a GPU figure cites a GPU record of gpu-runs/ whose cell printed it, or says it is reasoning and
 names its source; the section "GPU figures" below says what counts and how to cite.
 
-Comparative claims (issue 29, item 5; tests/test_stored_timings.py): a sentence beside a cell that
+Comparative claims (tests/test_stored_timings.py): a sentence beside a cell that
 prints timings and compares them in words ("close", "faster", 接近, 更慢) agrees with the printed
 medians and IQRs by the lesson's own rule; the section "Comparative claims" at the end says what is
 read and how.
@@ -401,7 +401,7 @@ def uncited_gpu_figures(nb: nbformat.NotebookNode, notebook: str,
     return [(s, p) for s in notebook_gpu_sentences(nb) if (p := citation_problems(s, notebook, folder))]
 
 
-# --- Comparative claims (issue 29, item 5; tests/test_stored_timings.py) -------------------------
+# --- Comparative claims (tests/test_stored_timings.py) -------------------------------------------
 #
 # A sentence beside a cell that prints timings may compare them in words: "the two come out
 # close", "no difference", "about the same", "faster", "slower", "1.7× as long"; in the Chinese

@@ -44,6 +44,11 @@ class Lesson:
     with_exercises: int | None = None  # the minutes with the exercises' own minutes added (make sync)
 
     @property
+    def total_minutes(self) -> int:
+        """The minutes with the exercises, or the lesson's own while they are not known."""
+        return self.minutes if self.with_exercises is None else self.with_exercises
+
+    @property
     def solutions(self) -> Path:
         return SOLUTIONS / f"{self.path.stem}_solutions.ipynb"
 
@@ -145,6 +150,21 @@ HARNESS_WORDS = (
     r"(?i)\bmachine\s+that\s+made\s+this\s+page\b|\bseries'\s+own\s+use\b",
     r"折叠的检查|自我验证|生成本页的机器|本系列内部使用",
 )
+
+
+# The three markers that collapse a code cell wherever a notebook is opened: JupyterLab's
+# metadata.jupyter.source_hidden, Colab's cellView "form", the site's (myst-nb's) hide-input tag
+# (tools/sync_notebooks.py sets them; tools/lesson_figures.py counts a cell with all three out of view).
+COLLAPSE_TAG = "hide-input"
+COLLAPSE_MARKS = ("jupyter.source_hidden", "cellView: form", "hide-input tag")
+
+
+def collapse_marks(cell: nbformat.NotebookNode) -> list[str]:
+    """Which of the three collapse markers (JupyterLab, Colab, myst-nb) a code cell carries."""
+    meta = cell.get("metadata", {})
+    have = [meta.get("jupyter", {}).get("source_hidden") is True, meta.get("cellView") == "form",
+            COLLAPSE_TAG in meta.get("tags", [])]
+    return [mark for mark, yes in zip(COLLAPSE_MARKS, have, strict=True) if yes]
 
 
 # What Jupyter itself fills in for a Python 3 kernel: stored in full, so that opening a notebook

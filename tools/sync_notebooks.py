@@ -34,13 +34,12 @@ import nbformat
 from tools import diagrams, i18n, teaching
 from tools.series import (
     BRANCH,
+    COLLAPSE_TAG,
     GITHUB_URL,
-    OPTIONAL_DETAIL,
     REPO,
     ROOT,
     UTILS_URL,
     Lesson,
-    count_words,
     dumps,
     exercises_of,
     lessons,
@@ -94,7 +93,6 @@ sys.path.insert(0, folder)  # first on the path, before your own folder, and inh
 # the source behind a toggle). All three hide the source only, never the outputs; still, a check cell that shows
 # something (its last line an expression, or a print) stays open: its output is part of the lesson.
 CHECK_LINE = re.compile(r"#\s*Checks?\b")
-COLLAPSE_TAG = "hide-input"
 IPYTHON_LINE = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)  # %magic and !shell lines: not Python
 
 
@@ -124,17 +122,6 @@ def collapsed(cell: nbformat.NotebookNode) -> bool:
     first = source.splitlines()[0] if source else ""
     return (cell.get("id") == "setup" or first.startswith("#@save")
             or (bool(CHECK_LINE.match(first)) and not shows_output(cell.source)))
-
-
-COLLAPSE_MARKS = ("jupyter.source_hidden", "cellView: form", "hide-input tag")
-
-
-def collapse_marks(cell: nbformat.NotebookNode) -> list[str]:
-    """Which of the three collapse markers (JupyterLab, Colab, myst-nb) a code cell carries."""
-    meta = cell.get("metadata", {})
-    have = [meta.get("jupyter", {}).get("source_hidden") is True, meta.get("cellView") == "form",
-            COLLAPSE_TAG in meta.get("tags", [])]
-    return [mark for mark, yes in zip(COLLAPSE_MARKS, have, strict=True) if yes]
 
 
 def set_collapsed(cell: nbformat.NotebookNode, collapse: bool) -> None:
@@ -555,8 +542,7 @@ def lesson_cells(series: list[Facts], k: int, ed: Edition = ENGLISH, anchor: str
         "",
         badges(ed.place(lesson.path)),
         "",
-        ed.runs_on.format(runs_on=f.runs_on, minutes=lesson.minutes,
-                          total=lesson.with_exercises if lesson.with_exercises is not None else lesson.minutes),
+        ed.runs_on.format(runs_on=f.runs_on, minutes=lesson.minutes, total=lesson.total_minutes),
         "",
         ed.setup_note,
     ])
@@ -615,8 +601,8 @@ def readme_table(series: list[Facts], ed: Edition) -> str:
     for f in series:
         rel = ed.place(f.lesson.path).relative_to(ROOT).as_posix()
         sol = ed.place(f.lesson.solutions).relative_to(ROOT).as_posix()
-        total = f.lesson.with_exercises if f.lesson.with_exercises is not None else f.lesson.minutes
-        rows.append(f"| {f.lesson.number} | [{f.title}]({rel}) | {f.purpose} | {f.lesson.minutes} ({total})"
+        minutes = f"{f.lesson.minutes} ({f.lesson.total_minutes})"
+        rows.append(f"| {f.lesson.number} | [{f.title}]({rel}) | {f.purpose} | {minutes}"
                     f" | {f.runs_on} | [{ed.solutions_label}]({sol}) |")
     return "\n".join(rows)
 
@@ -674,8 +660,6 @@ WORDS_A_MINUTE = 130
 CODE_LINES_A_MINUTE = 8
 PREDICT_MINUTES = 1
 RUN_ALL_FACTOR = 2
-PREDICT_LINE = re.compile(r"^\s*\*\*Predict\b", re.MULTILINE)
-EXERCISES_HEADING = re.compile(r"^##\s+Exercises\b", re.MULTILINE)
 
 
 def run_seconds() -> dict[str, float]:
@@ -684,24 +668,13 @@ def run_seconds() -> dict[str, float]:
 
 
 def reading(nb: nbformat.NotebookNode) -> tuple[int, int, int]:
-    """What a learner reads before a lesson's exercises: (words of prose, lines of code in view,
-    predict moments); the header, the footer, the setup cell and collapsed cells do not count."""
-    words = code = predicts = 0
-    for c in nb.cells:
-        if c.get("id") in ("header", "footer", "setup"):
-            continue
-        if c.cell_type == "markdown":
-            if OPTIONAL_DETAIL.match(c.source):  # folded reference material, marked optional
-                continue
-            exercises = EXERCISES_HEADING.search(c.source)
-            before = c.source[:exercises.start()] if exercises else c.source
-            words += count_words(before)
-            predicts += bool(PREDICT_LINE.search(before))
-            if exercises:
-                break
-        elif c.cell_type == "code" and len(collapse_marks(c)) < len(COLLAPSE_MARKS):
-            code += sum(1 for line in c.source.splitlines() if line.strip())
-    return words, code, predicts
+    """What a learner reads before a lesson's exercises, as tools.lesson_figures measures it: (words of
+    prose, lines of code in view, predict moments); the header, the footer, the setup cell, collapsed
+    cells and optional detail do not count."""
+    from tools import lesson_figures  # it imports this module's collapse marks
+
+    figures = lesson_figures.measure(Path(), nb)
+    return figures.words, figures.code_lines, figures.lesson_predicts
 
 
 def minutes(lesson: Lesson, nb: nbformat.NotebookNode | None = None, seconds: dict[str, float] | None = None) -> int:
