@@ -141,6 +141,34 @@ def test_a_sentence_that_only_labels_the_one_before_it_covers_it(tmp_path):
     assert problems(f"在 GPU 上，它预留一个 20 MiB 的段。接着看下一步。这是根据 {source} 推算的。", tmp_path)
     assert problems(f"在 GPU 上，它预留一个 20 MiB 的段。根据 {source}，段按 2 MiB 取整。", tmp_path)
     assert problems("在 GPU 上，它预留一个 20 MiB 的段。这是推算的。", tmp_path)  # a label names its source
+MARK = '<sup><a href="#sources">{}</a></sup>'
+
+
+def sourced(markdown: str, notes: str, tmp_path: Path) -> list[str]:
+    """What the test finds wrong in one markdown cell of a made-up lesson whose sources cell holds ``notes``."""
+    cells = [nbformat.v4.new_markdown_cell(markdown, id="planted"),
+             nbformat.v4.new_markdown_cell('<a id="sources"></a>\n\n## Where these figures come from\n\n' + notes,
+                                           id="sources")]
+    found = q.uncited_gpu_figures(nbformat.v4.new_notebook(cells=cells), Path(LESSON).name, tmp_path)
+    return [why for _, reasons in found for why in reasons]
+
+
+def test_a_note_mark_cites_the_source_its_note_names_in_both_editions(tmp_path):
+    notes = ("1. The T4's data sheet: 8.1 TFLOP/s in float32.\n"
+             "2. How the allocator rounds: `c10/cuda/CUDACachingAllocator.cpp`.\n3. What we think.\n")
+    assert sourced(f"On a T4 it takes at least 0.27 ms{MARK.format(1)}. Then more.", notes, tmp_path) == []
+    assert sourced(f"A GPU reserves a 20 MiB segment.{MARK.format(2)} Then more.", notes, tmp_path) == []
+    assert sourced(f"在 GPU 上，它预留一个 20 MiB 的段{MARK.format(2)}。接着看下一步。", notes, tmp_path) == []
+    assert sourced(f"在 GPU 上，它预留一个 20 MiB 的段。{MARK.format(2)}接着看下一步。", notes, tmp_path) == []
+    no_source = ["cites no record of gpu-runs/, and does not name its source (a PyTorch file, PyTorch's "
+                 "documentation or a data sheet)"]
+    assert sourced(f"A GPU reserves a 20 MiB segment{MARK.format(3)}.", notes, tmp_path) == no_source
+    assert sourced(f"A GPU reserves a 20 MiB segment{MARK.format(4)}.", notes, tmp_path) == no_source  # no note 4
+    # a mark covers its own sentence only, and the notes themselves are sources, not claims
+    assert sourced(f"On a T4 it takes 0.27 ms{MARK.format(1)}. On a T4 it takes 52 µs.", notes, tmp_path)
+    assert sourced("Nothing here.", "1. An A100 holds 40 GiB (reasoned).\n", tmp_path) == []
+
+
 def test_what_a_figure_would_be_elsewhere_is_a_gpu_figure_too(tmp_path):
     assert problems("What you see elsewhere: each a Tesla T4 with 15360 MiB (not a run of this page).", tmp_path)
     assert problems("The second line shows 256.0 MiB reserved (reasoned, not a recorded run).", tmp_path)

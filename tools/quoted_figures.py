@@ -47,6 +47,16 @@ NOT_MEASURED = re.compile(r"(?i)\b(about|around|roughly|approximately|nearly|alm
                           r"for example|such as|say)\b"
                           r"|约|大约|左右|上下|推算|推理")
 HEADING = re.compile(r"^#{2,3} ", re.MULTILINE)
+# A sentence's note mark (tools/series.py, SOURCE_MARK) as the parsers here read it: a token that says
+# "reasoned, see note n", moved before the sentence's closing punctuation so that it stays with the
+# sentence it marks ("... gives `1`.¹ Next" and "……是 `1`¹。" alike).
+NOTE = re.compile(r"⟨note (\d+)⟩")
+
+
+def with_notes(markdown: str) -> str:
+    """``markdown`` with each note mark written as a NOTE token inside the sentence it marks."""
+    text = series.SOURCE_MARK.sub(lambda m: f"⟨note {m.group(1)}⟩", markdown)
+    return re.sub(r"([.!?。！？])((?:⟨note \d+⟩)+)", r"\2\1", text)
 
 
 @dataclass(frozen=True)
@@ -88,8 +98,8 @@ def figures(text: str) -> set[tuple[str, str]]:
 def quoted(markdown: str) -> list[tuple[str, str, str]]:
     """(number, unit, sentence) of every measured figure the prose states exactly."""
     out = []
-    for sentence in SENTENCE_END.split(CODE_OR_LINK.sub(" ", markdown)):
-        if NOT_MEASURED.search(sentence):
+    for sentence in SENTENCE_END.split(CODE_OR_LINK.sub(" ", with_notes(markdown))):
+        if NOT_MEASURED.search(sentence) or NOTE.search(sentence):
             continue
         out += [(m.group(1), unit(m.group(2) or m.group(3)), sentence.strip()) for m in FIGURE.finditer(sentence)]
     return out
@@ -119,7 +129,7 @@ def unbacked_figures(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
     for cell in nb.cells:
         if cell.cell_type == "code":
             printed |= figures(output_text(cell))
-        elif cell.cell_type == "markdown" and cell.get("id") not in ("header", "footer"):
+        elif cell.cell_type == "markdown" and cell.get("id") not in ("header", "footer", series.SOURCES_ID):
             if HEADING.search(cell.source):
                 printed = set()  # a new section: its figures come from its own cells
             out += [(cell.get("id"), f"{n} {u}", s) for n, u, s in quoted(cell.source)
@@ -235,7 +245,7 @@ def _sentences(markdown: str) -> list[_Sentence]:
     def both(piece: str) -> tuple[str, str]:
         return restore(piece, "prose"), restore(piece, "shown")
 
-    text = HTML.sub(" ", markdown)
+    text = HTML.sub(" ", with_notes(markdown))
     for pattern in (FENCE, INLINE_CODE, LINK, EMPHASIS):
         text = pattern.sub(keep, text)
     out: list[_Sentence] = []
@@ -285,10 +295,13 @@ def _asides(text: str) -> tuple[str, list[str]]:
     return "".join(main), asides
 
 
-def gpu_sentences(markdown: str, cell_id: str = "", asked: set[tuple[str, str]] = frozenset()) -> list[GpuSentence]:
+def gpu_sentences(markdown: str, cell_id: str = "", asked: set[tuple[str, str]] = frozenset(),
+                  notes: dict[int, str] | None = None) -> list[GpuSentence]:
     """Every sentence of ``markdown`` that states a GPU figure: the rule above. A GPU named only
     in a parenthesised aside makes only that aside's figures GPU figures ("2 MiB, in any
-    device's memory (on a GPU the printout names cuda:0)")."""
+    device's memory (on a GPU the printout names cuda:0)"). A sentence with a note mark is
+    reasoning, and its source is what the lesson's note of that number names (``notes``:
+    tools/series.py, source_notes)."""
     found = []
     sentences = _sentences(markdown)
     for k, s in enumerate(sentences):
@@ -308,6 +321,10 @@ def gpu_sentences(markdown: str, cell_id: str = "", asked: set[tuple[str, str]] 
             cited = CITED_CELL.search(m.group(1))
             records.append((m.group(2), m.group(3) or "", cited.group(1) if cited else None))
         source, reasoned = _source(s), bool(REASONING.search(s.prose))
+        marked = [int(n) for n in NOTE.findall(s.written)]
+        if marked and not (reasoned and source):
+            found_in = [note_source(notes[n]) if (notes or {}).get(n) else None for n in marked]
+            source, reasoned = next((f for f in found_in if f), None), True
         label = sentences[k + 1] if k + 1 < len(sentences) else None
         if not (reasoned and source) and label is not None and LABEL_START.match(label.prose) and \
                 REASONING.search(label.prose) and _source(label):
@@ -326,11 +343,18 @@ def _source(s: _Sentence) -> str | None:
     return found.group(0) if found else None
 
 
+def note_source(note: str) -> str | None:
+    """What a lesson's note names as a source: a PyTorch file, PyTorch's documentation or a data sheet."""
+    found = SOURCE_FILE.search(note) or SOURCE_DOCS.search(note) or DATA_SHEET.search(note)
+    return found.group(0) if found else None
+
+
 def notebook_gpu_sentences(nb: nbformat.NotebookNode) -> list[GpuSentence]:
     """The GPU-figure sentences of every markdown cell of a notebook (the header and footer aside)."""
-    asked = code_sizes(nb)
-    return [s for cell in nb.cells if cell.cell_type == "markdown" and cell.get("id") not in ("header", "footer")
-            for s in gpu_sentences(cell.source, cell.get("id", ""), asked)]
+    asked, notes = code_sizes(nb), series.source_notes(nb)
+    return [s for cell in nb.cells
+            if cell.cell_type == "markdown" and cell.get("id") not in ("header", "footer", series.SOURCES_ID)
+            for s in gpu_sentences(cell.source, cell.get("id", ""), asked, notes)]
 
 
 def printed(figure: str, output: str) -> bool:
@@ -437,7 +461,8 @@ NEGATED = re.compile(r"(?i:\b(?:no|not|never|nor|neither|hardly)\s+(?:\w+\s+)?$)
                      r"|(?:不|没|未|并非|不是)[^，。；：]{0,6}$")
 HEDGE = re.compile(r"(?i:\b(?:may|might|can|could|would|should|if|unless|whether|expect\w*|suppose|imagine)\b)"
                    r"|可能|也许|或许|如果|假如|若|是否|能否|预期|预计|应该|应当")
-NOT_A_CLAIM = re.compile(r"(?i:\bpredict\b|\breason(?:ed|ing)\b|\bnot a recorded run\b)|预测|推理|推算|并非实际运行")
+NOT_A_CLAIM = re.compile(r"(?i:\bpredict\b|\breason(?:ed|ing)\b|\bnot a recorded run\b)|预测|推理|推算|并非实际运行"
+                         r"|⟨note \d+⟩")
 # Words that put a clause back on the run on record (the stored outputs come from a CPU).
 ON_RECORD = re.compile(r"(?i:\bwithout (?:a |an |any )?(?:CUDA )?(?:GPU|accelerator)s?\b|\bno GPU\b"
                        r"|\b(?:on|in) (?:a|the|this|your) CPU\b|\bCPUs?\b|\bhere\b|\bthis (?:machine|page|run)\b"
@@ -460,7 +485,7 @@ def claims(markdown: str, cell_id: str = "") -> list[Claim]:
     parenthesised aside is read on its own, in the context of the sentence around it, and changes
     that context for nothing after it ("(an A100: ...; not measured here)")."""
     found = []
-    prose = HEADING_LINE.sub("", CODE_OR_LINK.sub(" ", HTML.sub(" ", markdown)))  # a title claims nothing
+    prose = HEADING_LINE.sub("", CODE_OR_LINK.sub(" ", HTML.sub(" ", with_notes(markdown))))  # a title claims nothing
     for paragraph in PARAGRAPH.split(prose):
         on_gpu = False
         for sentence in SENTENCE_END.split(paragraph):
@@ -540,7 +565,7 @@ def contradicted_claims(nb: nbformat.NotebookNode) -> list[tuple[Claim, list[tup
     out = []
     for j, ks in sorted(_beside(nb).items()):
         md = nb.cells[j]
-        if md.get("id") in ("header", "footer"):
+        if md.get("id") in ("header", "footer", series.SOURCES_ID):
             continue
         by_cell = [(k, timings(output_text(nb.cells[k]))) for k in ks]
         found = {}

@@ -116,8 +116,9 @@ WORD = re.compile(r"\w")
 
 
 def prose(source: str) -> str:
-    """A markdown cell's text as a reader reads it: no link targets, images, tags or fence languages."""
-    text = FENCE_LANGUAGE.sub(r"\1", source)
+    """A markdown cell's text as a reader reads it: no link targets, images, tags, fence languages
+    or note marks."""
+    text = FENCE_LANGUAGE.sub(r"\1", SOURCE_MARK.sub(" ", source))
     text = MD_IMAGE.sub(" ", text)
     text = HTML_COMMENT.sub(" ", text)
     text = HTML_TAG.sub(" ", text)
@@ -127,6 +128,32 @@ def prose(source: str) -> str:
 def count_words(source: str) -> int:
     """The words of one markdown text (the module's docstring says what counts as one)."""
     return sum(1 for piece in prose(source).split() if WORD.search(piece))
+
+
+# Where a figure comes from, when no cell of the lesson measured it (a GPU figure on a page made
+# without a GPU, a rule read in PyTorch's source): the sentence carries a small numbered mark,
+# `<sup><a href="#sources">1</a></sup>`, and the lesson's last cell before the footer, with the id
+# `sources`, lists the notes under a heading (SOURCES_HEADING), one numbered item each, naming what
+# the figure is reasoned from (a PyTorch file, PyTorch's documentation, a data sheet). A learner
+# reads the idea; a sceptic finds the source in one click (tools/quoted_figures.py reads the notes,
+# tests/test_lesson_text.py checks the marks against them and keeps the old inline labels out).
+SOURCES_ID = "sources"
+SOURCE_MARK = re.compile(r'<sup><a href="#sources">(\d+)</a></sup>')
+SOURCES_HEADING = re.compile(r"^## (?:Where these figures come from|这些数字从哪里来)$", re.MULTILINE)
+SOURCE_NOTE = re.compile(r"^(\d+)\. (.+?)(?=^\d+\. |\Z)", re.MULTILINE | re.DOTALL)
+
+
+def source_notes(nb: nbformat.NotebookNode) -> dict[int, str]:
+    """The numbered notes of a lesson's sources cell ({} where it has none)."""
+    cell = next((c for c in nb.cells if c.get("id") == SOURCES_ID), None)
+    if cell is None:
+        return {}
+    return {int(m.group(1)): m.group(2).strip() for m in SOURCE_NOTE.finditer(cell.source)}
+
+
+def source_marks(text: str) -> list[int]:
+    """The note numbers a markdown text marks, in order."""
+    return [int(m.group(1)) for m in SOURCE_MARK.finditer(text)]
 
 
 # How the test machinery gets named, as regular expressions: lesson text (markdown cells and code
@@ -246,7 +273,7 @@ def exercises_of(nb: nbformat.NotebookNode) -> list[Exercise]:
 
     started = False
     for cell in nb.cells:
-        if cell.get("id") == "footer":
+        if cell.get("id") in ("footer", SOURCES_ID):
             break
         if cell.cell_type == "markdown" and re.search(r"^##\s+Exercises\b", cell.source, re.MULTILINE):
             started = True
