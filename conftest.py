@@ -6,9 +6,9 @@ notebooks' setup cell takes this checkout's utils.py instead of fetching the pin
 GitHub. Both are set here, where pytest reads them, so the Makefile adds nothing of its own.
 
 With several workers (`-n 2`), each worker and the kernels it starts get an equal share of the
-cores as their number of threads (OMP_NUM_THREADS, unless already set): two kernels that each
-start a thread per core on a 2-core machine take turns on busy-waiting threads, and a cell that
-times a loop until its timings settle then runs for half a minute instead of a few seconds.
+cores as their number of threads (OMP_NUM_THREADS, unless already set): kernels that each start
+a thread per core, side by side, take turns on busy-waiting threads, and a cell that times a loop
+until its timings settle then runs many times longer.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Recorded GPU outputs beside the stored CPU outputs (issue 18): a Sphinx extension of the site.
+"""Recorded GPU outputs beside the stored CPU outputs: a Sphinx extension of the site.
 
 A lesson's page shows the outputs stored in its notebook, made on the CPU reference machine. Where
 a record of a GPU run (tools/gpu_runs.py, the folder `gpu_runs_dir`, gpu-runs/ by default) holds

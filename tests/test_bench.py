@@ -66,7 +66,7 @@ def test_bench_sets_each_product_against_the_peak_that_applies(monkeypatch):
 
 
 def test_bench_measures_only_with_lesson_05s_saved_helpers():
-    """Issue 9: tools/bench.py reuses utils' helpers instead of timing or peak-finding its own way."""
+    """tools/bench.py reuses utils' helpers instead of timing or peak-finding its own way."""
     tree = ast.parse((ROOT / "tools" / "bench.py").read_text(encoding="utf-8"))
     called = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and isinstance(n.func.value, ast.Name) and n.func.value.id == "utils"}

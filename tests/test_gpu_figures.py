@@ -1,4 +1,4 @@
-"""Every GPU figure in the text carries its source (issue 18, item 3; tools/quoted_figures.py).
+"""Every GPU figure in the text carries its source (tools/quoted_figures.py says how).
 
 A sentence with a GPU figure (a number with a unit, beside a GPU's name or a unit only GPUs have)
 in a markdown cell of either edition cites either a record of gpu-runs/ and the cell whose

@@ -171,7 +171,7 @@ def test_glossary_terms_must_be_translated_as_listed():
 
 
 def test_the_kernels_compounds_and_the_words_the_edition_avoids():
-    """Issue 20's terms: a GPU kernel is 核函数 and only Jupyter's kernel 内核; the literal words that
+    """The glossary's terms: a GPU kernel is 核函数 and only Jupyter's kernel 内核; the literal words that
     made the edition read translated are refused wherever a translation uses them in prose."""
     terms = i18n.glossary()
     assert i18n.glossary_misses("Each kernel launch costs microseconds.", "每次启动内核要几微秒。", terms) == [

@@ -82,3 +82,45 @@ def test_make_never_installs_system_packages():
     commands = [re.sub(r'"[^"]*"', '""', line) for line in recipes]  # what a recipe prints is no command
     assert not [c for c in commands if re.search(r"\b(?:apt-get|apt|dnf|yum|brew)\s+install\b", c)], commands
     assert "apt-get install" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+# Project files speak of the series and of its users' machines: no file outside the repository, no
+# bare number of an issue tracker nobody outside can read (say the rule and why instead), and no
+# figure measured on the one machine a file was written on ("2.5 s here", "on two cores, 6 min 30 s"):
+# timings come from the benchmarks (`make bench`, `make bench-setup`, `make bench-suite`) on the
+# reader's own machine. Lessons and their translations are not scanned here: their figures are the
+# stored outputs', checked by tests/test_stored_timings.py.
+OUTSIDE_OR_MACHINE = re.compile(
+    r"\.\./shared\b"
+    r"|(?<![#\w])[Ii]ssues? \d+\b(?! ?%)"
+    r"|\b\d+(?:[.,]\d+)? ?(?:s|ms|min|seconds|minutes) here\b|\(here: \d"
+    r"|\bon (?:two|2) cores\b|\b(?:a|this) (?:two|2)-core machine\b|\bthe CI machine\b"
+    r"|在两个核心上|这里每次|在这里：\S*\d"
+)
+SCANNED = (".py", ".md", ".toml", ".cfg", ".ini", ".txt", ".yml", ".yaml", ".cff")
+
+
+def project_files() -> list:
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    paths = [ROOT / line for line in listed.splitlines()]
+    return [p for p in paths if p.is_file() and (p.suffix in SCANNED or p.name == "Makefile")
+            and not p.is_relative_to(ROOT / "notebooks") and not p.is_relative_to(ROOT / "i18n")
+            and p.name != "test_project.py"]  # this file plants such phrases to test the scan
+
+
+def test_no_project_file_names_a_file_outside_the_repository_a_bare_issue_or_a_timing_of_one_machine():
+    found = [f"{p.relative_to(ROOT)}:{n}: {m.group()!r}" for p in project_files()
+             for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             for m in OUTSIDE_OR_MACHINE.finditer(line)]
+    assert not found, "\n".join(found)
+
+
+def test_the_scan_finds_planted_machine_facts_and_leaves_the_users_machine_alone():
+    planted = ["see ../shared/STYLE.md, 13", "(issue 18, item 3)", "each import takes 2.5 s here",
+               "(here: 34 s with uv)", "on two cores, the suite took 6 min", "on a 2-core machine", "在两个核心上"]
+    assert all(OUTSIDE_OR_MACHINE.search(text) for text in planted)
+    fine = ["PyTorch issue #139990", "this machine has 1 CUDA GPU(s)", "Run every lesson on this machine's best device",
+            "CUDA 12.6", "two GPUs on one machine"]
+    assert not any(OUTSIDE_OR_MACHINE.search(text) for text in fine)

@@ -1,4 +1,4 @@
-"""Records of GPU runs (issue 18): what every cell of the series printed on one machine, with each
+"""Records of GPU runs: what every cell of the series printed on one machine, with each
 GPU visibility it was run under, kept in the repository so that a GPU figure in the text can cite it.
 
 A record is one JSON file in gpu-runs/, named ``<date>-<machine>.json`` and written by

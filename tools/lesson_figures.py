@@ -1,4 +1,4 @@
-"""The size of each lesson, against the limits of a 45-minute lab (../shared/STYLE.md, 13).
+"""The size of each lesson, against the limits of a 45-minute lab (CONTRIBUTING.md, "Adding a lesson").
 
     python -m tools.lesson_figures            # a table: every lesson, then every solutions notebook
     python -m tools.lesson_figures --check    # the table, then exit 1 naming each lesson over a limit

@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
         subprocess.run([*pip, *(f"--group={name}" for name in project["dependency-groups"])], check=True, cwd=ROOT)
         freeze = subprocess.run([py, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"], check=True,
                                 capture_output=True, text=True).stdout
-        version = subprocess.run([py, "-c", "import platform; print(platform.python_version())"], check=True,
+        version = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], check=True,
                                  capture_output=True, text=True).stdout.strip()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

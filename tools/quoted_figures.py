@@ -1,4 +1,4 @@
-"""Figures in stored outputs and in the prose beside them (issue 16, item 6; tests/test_stored_timings.py).
+"""Figures in stored outputs and in the prose beside them (tests/test_stored_timings.py).
 
 Every timing a lesson prints has one form, `utils.Timing`'s: ``2.82 ms (IQR 0.0423 ms)``. A
 timing whose IQR is more than a third of its median is noise: it prints marked as such
@@ -9,9 +9,9 @@ a rate: ``10.3 ms``, ``1.91×``, ``12.5 GB/s``) must be printed, as quoted, by a
 same section before that sentence: else the prose was written around another run. Approximate
 wording ("about four times faster", "roughly 10 ms") and figures labelled as reasoning or as a
 data sheet's are not checked. The parsing is here, apart from the test, so that GPU records
-(issue 18) can be checked the same way.
+can be checked the same way.
 
-GPU figures and their sources (issue 18; tests/test_gpu_figures.py): every sentence that states
+GPU figures and their sources (tests/test_gpu_figures.py): every sentence that states
 a GPU figure cites a GPU record of gpu-runs/ whose cell printed it, or says it is reasoning and
 names its source; the section "GPU figures" below says what counts and how to cite.
 
@@ -137,7 +137,7 @@ def unbacked_figures(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
     return out
 
 
-# --- GPU figures and their sources (issue 18; tests/test_gpu_figures.py) ---------------------------
+# --- GPU figures and their sources (tests/test_gpu_figures.py) ------------------------------------
 #
 # A GPU figure is a number with a unit (MiB, GB/s, ms, ×, % ...) in a sentence that names a GPU
 # ("on a CUDA GPU", "an H100", "on a Mac", "nvidia-smi", "在 GPU 上", "两块 GPU") or says it

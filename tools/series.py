@@ -224,7 +224,7 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
                      for row in [header, *rows])
 
 
-# A lesson's exercises (../shared/STYLE.md, 19; CONTRIBUTING.md, "Exercises"): after the cell with
+# A lesson's exercises (CONTRIBUTING.md, "Exercises"): after the cell with
 # `## Exercises`, each exercise is a markdown cell `### Exercise N · Title` with the line
 # `*Needs: <hardware> · about <N> minutes.*`, then the learner's answer cell, then one code line
 # `check("<id>", ...)` (or `hint("<id>")` for an exercise answered in words).

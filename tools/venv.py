@@ -10,11 +10,11 @@ pip's way of choosing among several indexes (`--index-strategy unsafe-best-match
 installs the very files pip would install on this machine, in seconds instead of a minute or
 more (`make bench-setup` measures both ways and compares every installed file).
 
-pip also compiles every module it installs to bytecode (10,000 files for the `dev` group, most
-never imported). Here only what the lessons' kernels and the tests import is compiled, by
+pip also compiles every module it installs to bytecode (thousands of files for the `dev` group,
+most never imported). Here only what the lessons' kernels and the tests import is compiled, by
 importing it once with bytecode writing on (WARM, two processes at once): a Python told not to
 write `__pycache__` (PYTHONDONTWRITEBYTECODE) would otherwise compile torch again at every
-import, 7 s instead of 3 s on a 2-core machine. SERIES_INSTALLER=pip, or a machine where uv
+import, seconds each time. SERIES_INSTALLER=pip, or a machine where uv
 cannot be installed, takes pip for every step instead.
 """
 

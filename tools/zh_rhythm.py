@@ -1,4 +1,4 @@
-"""The rhythm of the Chinese edition's prose, against d2l-zh's (issue 20).
+"""The rhythm of the Chinese edition's prose, against d2l-zh's.
 
     python -m tools.zh_rhythm            # a table: every zh lesson, then every zh solutions notebook
     python -m tools.zh_rhythm --check    # the table, then exit 1 naming each lesson over a target
