@@ -537,11 +537,15 @@ class Timing(NamedTuple):
         return f"{format_seconds(self.median)} (IQR {format_seconds(self.iqr, unit)}{mark})"
 
     def against(self, other: tuple[float, float]) -> str:
-        """This time next to ``other``'s (a Timing: median, IQR): a ratio, or that the medians differ
-        by no more than the two IQRs together, which is noise."""
-        if abs(self.median - other.median) <= self.iqr + other.iqr:
+        """This time next to ``other``'s (a Timing: median, IQR): a ratio; or that the medians differ
+        by no more than the two IQRs together, which is noise; or, where either is noisy, that the
+        two cannot be compared."""
+        median, iqr = other
+        if self.noisy or iqr > median / 3:
+            return localized("too noisy to compare: time both again with nothing else running")
+        if abs(self.median - median) <= self.iqr + iqr:
             return localized("no difference beyond the noise")
-        return localized(f"{self.median / other.median:.2f}× as long")
+        return localized(f"{self.median / median:.2f}× as long")
 
 
 def median_and_iqr_seconds(fn: Callable[[], object], device: torch.device,
@@ -2194,6 +2198,10 @@ MESSAGES_ZH: dict[str, str] = {
         'launch_seconds 返回了 {got}，大约是模拟的 GPU 每次调用的工作时间（{work}），而不是启动的时间（{launch}）。请'
         '在 fn() 返回之后、任何等待之前立即读取时钟，并以秒为单位返回。'
     ),
+    'timing.naive-clock/not-median': (
+        'launch_seconds 返回 {got}，但模拟的 GPU 启动时间的中位数是 {launch}。请返回各次读数的中位数（statistics.medi'
+        'an），而不是平均值或最小值。'
+    ),
     'timing.naive-clock/ratio': (
         'ratio_decided_by 是 "{got}"。再想想，在 GPU 上朴素的读数测到的是什么，如实测得的时间又在它之上多了什么。在 C'
         'PU 上两者一致，这是为什么？'
@@ -2212,8 +2220,12 @@ MESSAGES_ZH: dict[str, str] = {
     'timing.spread/iqr-negative': 'IQR 是 {got}，小于零。IQR 是第三个四分位数减去第一个四分位数。',
     'timing.spread/iqr-zero': 'IQR 是 0，但模拟的 GPU 每次调用的时间是有波动的。请根据各次调用的时间来计算它。',
     'timing.spread/iqr': (
-        'IQR 是 {got}，但模拟的 GPU 各次调用时间的第一个和第三个四分位数只相差约 0.1 ms。请根据各次调用的时间来计算它'
-        '，以秒为单位。'
+        'IQR 是 {got}，但模拟的 GPU 各次调用时间的第一个和第三个四分位数相差约 0.4 ms。IQR 是各次调用时间的第三个四分'
+        '位数减去第一个，以秒为单位，不是标准差。'
+    ),
+    'timing.spread/iqr-half': (
+        'IQR 是 {got}，约为模拟的 GPU 第一个和第三个四分位数之差（0.4 ms）的一半。设 q = statistics.quantiles(times, '
+        'n=4)，IQR 是 q[2] - q[0]，即第三个四分位数减去第一个，而不是减去中位数。'
     ),
     'timing.spread/right': (
         '中位数和 IQR 都与模拟的 GPU 的调用一致。在这台机器上（设备为 {device}）为 {n} x {n} 的矩阵乘积计时，你的计时'
@@ -2515,6 +2527,10 @@ MESSAGES_ZH: dict[str, str] = {
         '所以 PyTorch 在创建它时就把它禁用了（并发出警告“CUDA is not available. Disabling.”）；以 enabled=False 创建'
         '的缩放器同样是禁用的。请在 make_step 里面创建缩放器：检查看到一个启用创建的 CUDA 缩放器，就会把它算作在 GPU '
         '上会缩放损失的缩放器。'
+    ),
+    'precision.bf16-vs-fp16/products-dtype': (
+        '{called} 返回的训练步以 {seen} 计算矩阵乘法，但这个变体应当以 {want} 计算。请像第 4 节的 measure() 那样，在 '
+        'torch.autocast(device.type, dtype=...) 中用这个 dtype 运行前向传播（None 表示不用自动混合精度）。'
     ),
     'precision.bf16-vs-fp16/needless-scaler': (
         '{label} 的训练步用了 GradScaler，但只有范围很小的 float16 才需要它。缩放器只会给你计时的训练步增加工作量。'
@@ -2829,6 +2845,11 @@ MESSAGES_ZH: dict[str, str] = {
     'loop.save-optimizer/ignores-checkpoint': (
         '交给 resume_one_epoch 一个存着未训练权重的检查点，它这一轮结束时的损失仍是 {loss:.2f}，和训练好的模型一样。'
         '它加载的真是传给它的检查点，而不是第 5 节的 saved 吗？'
+    ),
+    'loop.save-optimizer/unseeded': (
+        'resume_one_epoch(saved, True) 的结果是 {first:.4f}，再调用一次却是 {again:.4f}：两次运行的差别不只在优化器。'
+        '请按练习的要求在函数内部设定随机种子：用 torch.manual_seed(...) 固定暂退法，再为函数自己的 DataLoader 传入 g'
+        'enerator=torch.Generator().manual_seed(...)，固定批量的顺序。'
     ),
     'loop.save-optimizer/same': (
         'resume_one_epoch 两种方式给出的损失都是 {loss:.4f}。它是不是只在 keep_optimizer 为 True 时才加载优化器的状态'
@@ -3418,6 +3439,9 @@ TEXTS_ZH: dict[str, str] = {
         'timeout 必须是秒数，而传入的是 {type(timeout).__name__}'
     ),
     'timeout must be positive, got {timeout}': 'timeout 必须是正数，而传入的是 {timeout}',
+    'too noisy to compare: time both again with nothing else running': (
+        '太不稳定，无法比较：请在没有其他程序运行时把两者重新计时'
+    ),
     "unit must be one of {', '.join(scale)}, got {unit!r}": "unit 必须是 {', '.join(scale)} 之一，而传入的是 {unit!r}",
     (
         'update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older}, the newest release with a'
@@ -3447,7 +3471,7 @@ TEXTS_ZH: dict[str, str] = {
     '{script.name} failed (exit code {returncode}). The start and the end of its output:\n{tail}': (
         '{script.name} 运行失败（退出码 {returncode}）。下面是它输出的开头和结尾：\n{tail}'
     ),
-    '{self.median / other.median:.2f}× as long': '用时是 {self.median / other.median:.2f} 倍',
+    '{self.median / median:.2f}× as long': '用时是 {self.median / median:.2f} 倍',
     '{type(model).__name__} has no parameters, so there is nothing to train or evaluate': (
         '{type(model).__name__} 没有参数，所以没有什么可以训练或评估'
     ),
@@ -3874,8 +3898,10 @@ class _TimeitReads:
         return False
 
 
-def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object) -> tuple[object, _SimulatedGPU]:
-    """Run ``timer(work, device, *args, **kwargs)`` against a _SimulatedGPU: (what it returned, the GPU).
+def _time_with_a_simulated_gpu(timer: Callable, *args: object, gpu_type: type = _SimulatedGPU,
+                               **kwargs: object) -> tuple[object, _SimulatedGPU]:
+    """Run ``timer(work, device, *args, **kwargs)`` against a _SimulatedGPU (or ``gpu_type``, one with
+    another PATTERN): (what it returned, the GPU).
 
     ``device`` is the reader's own GPU, or on a machine without one ``cuda:0``, the simulated GPU,
     for which ``torch.cuda.is_available()`` then says True: a timer that waits only on a GPU (``if
@@ -3887,7 +3913,7 @@ def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object)
     into the timer's module) reads its simulated time, and ``torch.cuda.Event``, ``torch.mps.Event`` and
     ``torch.Event`` make events of its queue (_SimulatedEvent).
     """
-    gpu = _SimulatedGPU()
+    gpu = gpu_type()
     device = try_gpu()
 
     def device_event(device: object = None, **options: object) -> _SimulatedEvent:  # torch.Event(device, ...)
@@ -4584,6 +4610,9 @@ MESSAGES: dict[str, str] = {
     "timing.naive-clock/waited": "launch_seconds returned {got}, about the simulated GPU's work per call ({work}), not "
                                  "its launch ({launch}): read the clock straight after fn() returns, before any wait, "
                                  "and return seconds.",
+    "timing.naive-clock/not-median": "launch_seconds returned {got}, but the simulated GPU's launches take a median "
+                                     "of {launch}: return the median of the reads (statistics.median), not their "
+                                     "mean or their minimum.",
     "timing.naive-clock/ratio": 'ratio_decided_by is "{got}": look again at what the naive read measures on a GPU, '
                                 "and at what the honest time adds to it. On a CPU the two agree: why?",
     "timing.naive-clock/hint": "The naive read is the lesson's mistake, made on purpose: a clock read straight after "
@@ -4594,8 +4623,12 @@ MESSAGES: dict[str, str] = {
                             "the per-call times after the warm-up (not their mean), in seconds.",
     "timing.spread/iqr-negative": "the IQR is {got}, below zero: it is the third quartile less the first.",
     "timing.spread/iqr-zero": "the IQR is 0, but the simulated GPU's calls vary: compute it from the per-call times.",
-    "timing.spread/iqr": "the IQR is {got}, but the simulated GPU's per-call times spread by about 0.1 ms between "
-                         "their first and third quartiles: compute it from the per-call times, in seconds.",
+    "timing.spread/iqr": "the IQR is {got}, but the simulated GPU's per-call times spread by about 0.4 ms between "
+                         "their first and third quartiles: the third quartile less the first, of the per-call times, "
+                         "in seconds (not their standard deviation).",
+    "timing.spread/iqr-half": "the IQR is {got}, about half the simulated GPU's 0.4 ms between its first and third "
+                              "quartiles: with q = statistics.quantiles(times, n=4), the IQR is q[2] - q[0], the third "
+                              "quartile less the first, not less the median.",
     "timing.spread/right": "The median and the IQR match the simulated GPU's calls. On this machine ({device}), a "
                            "{n} x {n} product: yours {mine}, median_and_iqr_seconds {helper}.",
     "timing.spread/hint": "Keep simple_timer as it is up to its last line: statistics.quantiles(times, n=4) gives the "
@@ -4804,6 +4837,10 @@ MESSAGES: dict[str, str] = {
                                                       "enabled=False is disabled too. Make the scaler inside "
                                                       "make_step: the check counts a CUDA scaler it sees made "
                                                       "enabled as one that scales on a GPU.",
+    "precision.bf16-vs-fp16/products-dtype": "the step of {called} computes its matrix products in {seen}, but this "
+                                             "variant computes them in {want}: run its forward pass under "
+                                             "torch.autocast(device.type, dtype=...) with that dtype (None: no "
+                                             "autocast), as measure() in section 4 does.",
     "precision.bf16-vs-fp16/needless-scaler": "the {label} step uses a GradScaler, but only float16, with its small "
                                               "range, needs one: a scaler only adds work to the step you time.",
     "precision.bf16-vs-fp16/not-training": "the {label} step does not train: its loss went from {first:.4f} to "
@@ -5047,6 +5084,11 @@ MESSAGES: dict[str, str] = {
     "loop.save-optimizer/ignores-checkpoint": "handed a checkpoint of untrained weights, resume_one_epoch still "
                                               "ends its epoch at a loss of {loss:.2f}, as a trained model does: does "
                                               "it load the checkpoint it is given, rather than section 5's saved?",
+    "loop.save-optimizer/unseeded": "resume_one_epoch(saved, True) gives {first:.4f}, and called once more "
+                                    "{again:.4f}: its runs differ in more than the optimizer. Seed inside the "
+                                    "function, as the exercise asks: torch.manual_seed(...) for dropout, and a "
+                                    "DataLoader of its own with generator=torch.Generator().manual_seed(...) for the "
+                                    "order of the batches.",
     "loop.save-optimizer/same": "resume_one_epoch gives {loss:.4f} both ways: does it load the optimizer's state "
                                 "only when keep_optimizer is True?",
     "loop.save-optimizer/wrong-way-round": "with the saved state the epoch's loss is {kept:.4f}, with a fresh Adam "
@@ -6527,6 +6569,8 @@ def _loop_save_optimizer(resume_one_epoch, why):
         untrained, checkpoint = _loop_checkpoints()
         torch.manual_seed(0)  # the same random state for the answer's epochs, first call or not
         kept = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
+        torch.manual_seed(12345)  # another global random state: a seeded answer does not depend on it
+        again = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
         with _loop_learning_rates() as fresh_rates:
             fresh = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
         if min(kept, fresh) <= 0.5:  # trained weights: then a checkpoint of untrained ones must show
@@ -6535,6 +6579,8 @@ def _loop_save_optimizer(resume_one_epoch, why):
                 raise _Wrong("loop.save-optimizer/ignores-checkpoint", loss=first)
     if min(kept, fresh) > 0.5:  # a trained model's epoch loss is below 0.1; an untrained one's above 1
         raise _Wrong("loop.save-optimizer/not-resumed", kept=kept, fresh=fresh)
+    if abs(again - kept) > 1e-4 * max(1.0, abs(kept)):  # the runs depend on the random state left before them
+        raise _Wrong("loop.save-optimizer/unseeded", first=kept, again=again)
     if kept == fresh:
         raise _Wrong("loop.save-optimizer/same", loss=kept)
     if kept > fresh:
@@ -7378,6 +7424,24 @@ class _PrecisionScaleSpy:
         torch.amp.GradScaler.scale, torch.amp.GradScaler.__init__ = self.real, self.real_init
 
 
+class _PrecisionProducts(torch.overrides.TorchFunctionMode):
+    """The dtypes of the matrix products a step computes (linear layers, @, mm, bmm): autocast casts below
+    the Python API, so each product's result shows the dtype it ran in. Active only around one step."""
+
+    PRODUCTS = (torch.nn.functional.linear, torch.matmul, torch.mm, torch.bmm, torch.addmm, torch.Tensor.__matmul__,
+                torch.Tensor.matmul, torch.Tensor.mm)
+
+    def __init__(self):
+        super().__init__()
+        self.dtypes: set[torch.dtype] = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in self.PRODUCTS and isinstance(out, torch.Tensor):
+            self.dtypes.add(out.dtype)
+        return out
+
+
 def _precision_versus(timing, reference):
     """``timing`` next to ``reference`` as the lesson compares them: a ratio, noise, or too noisy to say."""
     if timing.noisy or reference.noisy:
@@ -7418,7 +7482,8 @@ def _precision_bf16_vs_fp16(make_step, which):
             try:
                 step = make_step(dtype)
                 _expect_callable(step, called)
-                first = step()
+                with _PrecisionProducts() as products:
+                    first = step()
             except (RuntimeError, TypeError, ValueError) as err:
                 if dtype is None or not on_a_mac:  # a Mac may lack bfloat16, or float16 before PyTorch 2.8
                     raise
@@ -7431,6 +7496,11 @@ def _precision_bf16_vs_fp16(make_step, which):
             raise _Wrong("precision.bf16-vs-fp16/float16-no-scaler")
         if dtype != torch.float16 and spy.calls:
             raise _Wrong("precision.bf16-vs-fp16/needless-scaler", label=label)
+        low = sorted(str(d)[6:] for d in products.dtypes if d in (torch.float16, torch.bfloat16))
+        if (products.dtypes and (dtype is None) == bool(low)) or (dtype is not None and dtype not in products.dtypes):
+            seen = ", ".join(sorted(str(d)[6:] for d in products.dtypes)) or "none"
+            raise _Wrong("precision.bf16-vs-fp16/products-dtype", called=called, seen=seen,
+                         want="float32" if dtype is None else str(dtype)[6:])
         loss = _precision_loss(first, _say("precision.bf16-vs-fp16/the-step", called=called))
         device = first.device if isinstance(first, torch.Tensor) else try_gpu()  # .item() has waited already
         timing = median_and_iqr_seconds(step, device, min_run_time=0.1)  # warms up, synchronises
@@ -8000,10 +8070,32 @@ def _timing_works_without_a_wait_in_between(gpu):
     return False
 
 
-def _timing_pattern(statistic):
+def _timing_pattern(statistic, gpu_type=_SimulatedGPU):
     """``statistic`` of the simulated GPU's per-call work, in seconds (its PATTERN of work_seconds)."""
-    gpu = _SimulatedGPU()
+    gpu = gpu_type()
     return statistic([gpu.work_seconds * p for p in gpu.PATTERN])
+
+
+class _SpreadGPU(_SimulatedGPU):
+    """The simulated GPU of the spread exercise: its quartiles lie on flat stretches of the sorted times,
+    so every quartile method finds an IQR of 0.4 of work_seconds (0.35 to 0.45 with fewer than eight
+    calls), half of it is 0.2, and one slow call puts the standard deviation near 0.5 and the mean at
+    1.15: a half IQR, a standard deviation or a mean each fails."""
+
+    PATTERN = (1.0, 0.8, 1.2, 0.7, 1.0, 1.2, 0.8, 2.5)
+
+
+class _NaiveGPU(_SimulatedGPU):
+    """The simulated GPU of the naive-clock exercise: its launches vary as _SpreadGPU's work does, so that
+    the median of the reads (1.0 of launch_seconds) stands apart from their mean (1.15) and minimum (0.7)."""
+
+    def work(self) -> None:
+        base, self.launch_seconds = self.launch_seconds, self.launch_seconds * _SpreadGPU.PATTERN[
+            self.calls % len(_SpreadGPU.PATTERN)]
+        try:
+            super().work()
+        finally:
+            self.launch_seconds = base
 
 
 def _timing_seconds(value, what):
@@ -8015,12 +8107,12 @@ def _timing_seconds(value, what):
     return float(_expect(value, (int, float), what))  # says what it is instead, unless a tensor of one value
 
 
-def _timing_simulated(timer):
+def _timing_simulated(timer, gpu_type=_SimulatedGPU):
     """_time_with_a_simulated_gpu(timer), with timeit's timers (timeit.default_timer, timeit.timeit,
     timeit.repeat, timeit.Timer: time.perf_counter by another name, which the timeit module holds as its
     own) reading the simulated clock too."""
     with _TimeitReads(lambda: time.perf_counter()):
-        return _time_with_a_simulated_gpu(timer)
+        return _time_with_a_simulated_gpu(timer, gpu_type=gpu_type)
 
 
 _TIMING_RATIO = "b"  # what decides how far a naive read is off: the device's work against the launch
@@ -8029,7 +8121,7 @@ _TIMING_RATIO = "b"  # what decides how far a naive read is off: the device's wo
 @_register("timing.naive-clock", hint="timing.naive-clock/hint")
 def _timing_naive_clock(launch_seconds, ratio_decided_by):
     _expect_callable(launch_seconds, "launch_seconds")
-    result, gpu = _timing_simulated(launch_seconds)
+    result, gpu = _timing_simulated(launch_seconds, gpu_type=_NaiveGPU)
     if "work" not in gpu.events:
         raise _Wrong("core/timer-never-called")
     if "clock" not in gpu.events:
@@ -8042,6 +8134,9 @@ def _timing_naive_clock(launch_seconds, ratio_decided_by):
     if not 0 < result < gpu.work_seconds / 10:
         raise _Wrong("timing.naive-clock/waited", got=format_seconds(result),
                      launch=format_seconds(gpu.launch_seconds), work=format_seconds(gpu.work_seconds))
+    if not 0.9 * gpu.launch_seconds <= result <= 1.1 * gpu.launch_seconds:  # a mean, a minimum: not the median
+        raise _Wrong("timing.naive-clock/not-median", got=format_seconds(result),
+                     launch=format_seconds(gpu.launch_seconds))
     _expect(ratio_decided_by, str, "ratio_decided_by")
     if ratio_decided_by.strip().lower().rstrip(")").rstrip(".").strip() != _TIMING_RATIO:  # "B", "b)" are b
         raise _Wrong("timing.naive-clock/ratio", got=ratio_decided_by)
@@ -8077,17 +8172,19 @@ def _timing_as_timing(result, what):
 @_register("timing.spread", hint="timing.spread/hint")
 def _timing_spread(simple_timer_with_spread):
     _expect_callable(simple_timer_with_spread, "simple_timer_with_spread")
-    result, gpu = _timing_simulated(simple_timer_with_spread)
+    result, gpu = _timing_simulated(simple_timer_with_spread, gpu_type=_SpreadGPU)
     _timer_verdict(gpu)
     got = _timing_as_timing(result, "simple_timer_with_spread(fn, device)")
-    median = _timing_pattern(statistics.median) + gpu.launch_seconds
+    median = _timing_pattern(statistics.median, _SpreadGPU) + gpu.launch_seconds
     if not 0.97 * median <= got.median <= 1.03 * median:
         raise _Wrong("timing.spread/median", got=format_seconds(got.median), want=format_seconds(median))
     if got.iqr < 0:
         raise _Wrong("timing.spread/iqr-negative", got=format_seconds(got.iqr))
     if got.iqr == 0:
         raise _Wrong("timing.spread/iqr-zero")
-    if not 0.03 * gpu.work_seconds <= got.iqr <= 0.35 * gpu.work_seconds:
+    if 0.15 * gpu.work_seconds <= got.iqr <= 0.25 * gpu.work_seconds:
+        raise _Wrong("timing.spread/iqr-half", got=format_seconds(got.iqr, "ms"))
+    if not 0.33 * gpu.work_seconds <= got.iqr <= 0.47 * gpu.work_seconds:
         raise _Wrong("timing.spread/iqr", got=format_seconds(got.iqr, "ms"))
     return _timing_spread_on_this_machine(simple_timer_with_spread, "record" in gpu.events)
 

@@ -429,8 +429,10 @@ class _TimeitReads:
         return False
 
 
-def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object) -> tuple[object, _SimulatedGPU]:
-    """Run ``timer(work, device, *args, **kwargs)`` against a _SimulatedGPU: (what it returned, the GPU).
+def _time_with_a_simulated_gpu(timer: Callable, *args: object, gpu_type: type = _SimulatedGPU,
+                               **kwargs: object) -> tuple[object, _SimulatedGPU]:
+    """Run ``timer(work, device, *args, **kwargs)`` against a _SimulatedGPU (or ``gpu_type``, one with
+    another PATTERN): (what it returned, the GPU).
 
     ``device`` is the reader's own GPU, or on a machine without one ``cuda:0``, the simulated GPU,
     for which ``torch.cuda.is_available()`` then says True: a timer that waits only on a GPU (``if
@@ -442,7 +444,7 @@ def _time_with_a_simulated_gpu(timer: Callable, *args: object, **kwargs: object)
     into the timer's module) reads its simulated time, and ``torch.cuda.Event``, ``torch.mps.Event`` and
     ``torch.Event`` make events of its queue (_SimulatedEvent).
     """
-    gpu = _SimulatedGPU()
+    gpu = gpu_type()
     device = try_gpu()
 
     def device_event(device: object = None, **options: object) -> _SimulatedEvent:  # torch.Event(device, ...)

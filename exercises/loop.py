@@ -102,6 +102,8 @@ def _loop_save_optimizer(resume_one_epoch, why):
         untrained, checkpoint = _loop_checkpoints()
         torch.manual_seed(0)  # the same random state for the answer's epochs, first call or not
         kept = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
+        torch.manual_seed(12345)  # another global random state: a seeded answer does not depend on it
+        again = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), True), "resume_one_epoch(saved, True)")
         with _loop_learning_rates() as fresh_rates:
             fresh = _as_float(resume_one_epoch(copy.deepcopy(checkpoint), False), "resume_one_epoch(saved, False)")
         if min(kept, fresh) <= 0.5:  # trained weights: then a checkpoint of untrained ones must show
@@ -110,6 +112,8 @@ def _loop_save_optimizer(resume_one_epoch, why):
                 raise _Wrong("loop.save-optimizer/ignores-checkpoint", loss=first)
     if min(kept, fresh) > 0.5:  # a trained model's epoch loss is below 0.1; an untrained one's above 1
         raise _Wrong("loop.save-optimizer/not-resumed", kept=kept, fresh=fresh)
+    if abs(again - kept) > 1e-4 * max(1.0, abs(kept)):  # the runs depend on the random state left before them
+        raise _Wrong("loop.save-optimizer/unseeded", first=kept, again=again)
     if kept == fresh:
         raise _Wrong("loop.save-optimizer/same", loss=kept)
     if kept > fresh:

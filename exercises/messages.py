@@ -355,6 +355,9 @@ MESSAGES: dict[str, str] = {
     "timing.naive-clock/waited": "launch_seconds returned {got}, about the simulated GPU's work per call ({work}), not "
                                  "its launch ({launch}): read the clock straight after fn() returns, before any wait, "
                                  "and return seconds.",
+    "timing.naive-clock/not-median": "launch_seconds returned {got}, but the simulated GPU's launches take a median "
+                                     "of {launch}: return the median of the reads (statistics.median), not their "
+                                     "mean or their minimum.",
     "timing.naive-clock/ratio": 'ratio_decided_by is "{got}": look again at what the naive read measures on a GPU, '
                                 "and at what the honest time adds to it. On a CPU the two agree: why?",
     "timing.naive-clock/hint": "The naive read is the lesson's mistake, made on purpose: a clock read straight after "
@@ -365,8 +368,12 @@ MESSAGES: dict[str, str] = {
                             "the per-call times after the warm-up (not their mean), in seconds.",
     "timing.spread/iqr-negative": "the IQR is {got}, below zero: it is the third quartile less the first.",
     "timing.spread/iqr-zero": "the IQR is 0, but the simulated GPU's calls vary: compute it from the per-call times.",
-    "timing.spread/iqr": "the IQR is {got}, but the simulated GPU's per-call times spread by about 0.1 ms between "
-                         "their first and third quartiles: compute it from the per-call times, in seconds.",
+    "timing.spread/iqr": "the IQR is {got}, but the simulated GPU's per-call times spread by about 0.4 ms between "
+                         "their first and third quartiles: the third quartile less the first, of the per-call times, "
+                         "in seconds (not their standard deviation).",
+    "timing.spread/iqr-half": "the IQR is {got}, about half the simulated GPU's 0.4 ms between its first and third "
+                              "quartiles: with q = statistics.quantiles(times, n=4), the IQR is q[2] - q[0], the third "
+                              "quartile less the first, not less the median.",
     "timing.spread/right": "The median and the IQR match the simulated GPU's calls. On this machine ({device}), a "
                            "{n} x {n} product: yours {mine}, median_and_iqr_seconds {helper}.",
     "timing.spread/hint": "Keep simple_timer as it is up to its last line: statistics.quantiles(times, n=4) gives the "
@@ -575,6 +582,10 @@ MESSAGES: dict[str, str] = {
                                                       "enabled=False is disabled too. Make the scaler inside "
                                                       "make_step: the check counts a CUDA scaler it sees made "
                                                       "enabled as one that scales on a GPU.",
+    "precision.bf16-vs-fp16/products-dtype": "the step of {called} computes its matrix products in {seen}, but this "
+                                             "variant computes them in {want}: run its forward pass under "
+                                             "torch.autocast(device.type, dtype=...) with that dtype (None: no "
+                                             "autocast), as measure() in section 4 does.",
     "precision.bf16-vs-fp16/needless-scaler": "the {label} step uses a GradScaler, but only float16, with its small "
                                               "range, needs one: a scaler only adds work to the step you time.",
     "precision.bf16-vs-fp16/not-training": "the {label} step does not train: its loss went from {first:.4f} to "
@@ -818,6 +829,11 @@ MESSAGES: dict[str, str] = {
     "loop.save-optimizer/ignores-checkpoint": "handed a checkpoint of untrained weights, resume_one_epoch still "
                                               "ends its epoch at a loss of {loss:.2f}, as a trained model does: does "
                                               "it load the checkpoint it is given, rather than section 5's saved?",
+    "loop.save-optimizer/unseeded": "resume_one_epoch(saved, True) gives {first:.4f}, and called once more "
+                                    "{again:.4f}: its runs differ in more than the optimizer. Seed inside the "
+                                    "function, as the exercise asks: torch.manual_seed(...) for dropout, and a "
+                                    "DataLoader of its own with generator=torch.Generator().manual_seed(...) for the "
+                                    "order of the batches.",
     "loop.save-optimizer/same": "resume_one_epoch gives {loss:.4f} both ways: does it load the optimizer's state "
                                 "only when keep_optimizer is True?",
     "loop.save-optimizer/wrong-way-round": "with the saved state the epoch's loss is {kept:.4f}, with a fresh Adam "

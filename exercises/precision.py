@@ -63,6 +63,24 @@ class _PrecisionScaleSpy:
         torch.amp.GradScaler.scale, torch.amp.GradScaler.__init__ = self.real, self.real_init
 
 
+class _PrecisionProducts(torch.overrides.TorchFunctionMode):
+    """The dtypes of the matrix products a step computes (linear layers, @, mm, bmm): autocast casts below
+    the Python API, so each product's result shows the dtype it ran in. Active only around one step."""
+
+    PRODUCTS = (torch.nn.functional.linear, torch.matmul, torch.mm, torch.bmm, torch.addmm, torch.Tensor.__matmul__,
+                torch.Tensor.matmul, torch.Tensor.mm)
+
+    def __init__(self):
+        super().__init__()
+        self.dtypes: set[torch.dtype] = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in self.PRODUCTS and isinstance(out, torch.Tensor):
+            self.dtypes.add(out.dtype)
+        return out
+
+
 def _precision_versus(timing, reference):
     """``timing`` next to ``reference`` as the lesson compares them: a ratio, noise, or too noisy to say."""
     if timing.noisy or reference.noisy:
@@ -103,7 +121,8 @@ def _precision_bf16_vs_fp16(make_step, which):
             try:
                 step = make_step(dtype)
                 _expect_callable(step, called)
-                first = step()
+                with _PrecisionProducts() as products:
+                    first = step()
             except (RuntimeError, TypeError, ValueError) as err:
                 if dtype is None or not on_a_mac:  # a Mac may lack bfloat16, or float16 before PyTorch 2.8
                     raise
@@ -116,6 +135,11 @@ def _precision_bf16_vs_fp16(make_step, which):
             raise _Wrong("precision.bf16-vs-fp16/float16-no-scaler")
         if dtype != torch.float16 and spy.calls:
             raise _Wrong("precision.bf16-vs-fp16/needless-scaler", label=label)
+        low = sorted(str(d)[6:] for d in products.dtypes if d in (torch.float16, torch.bfloat16))
+        if (products.dtypes and (dtype is None) == bool(low)) or (dtype is not None and dtype not in products.dtypes):
+            seen = ", ".join(sorted(str(d)[6:] for d in products.dtypes)) or "none"
+            raise _Wrong("precision.bf16-vs-fp16/products-dtype", called=called, seen=seen,
+                         want="float32" if dtype is None else str(dtype)[6:])
         loss = _precision_loss(first, _say("precision.bf16-vs-fp16/the-step", called=called))
         device = first.device if isinstance(first, torch.Tensor) else try_gpu()  # .item() has waited already
         timing = median_and_iqr_seconds(step, device, min_run_time=0.1)  # warms up, synchronises

@@ -42,10 +42,32 @@ def _timing_works_without_a_wait_in_between(gpu):
     return False
 
 
-def _timing_pattern(statistic):
+def _timing_pattern(statistic, gpu_type=_SimulatedGPU):
     """``statistic`` of the simulated GPU's per-call work, in seconds (its PATTERN of work_seconds)."""
-    gpu = _SimulatedGPU()
+    gpu = gpu_type()
     return statistic([gpu.work_seconds * p for p in gpu.PATTERN])
+
+
+class _SpreadGPU(_SimulatedGPU):
+    """The simulated GPU of the spread exercise: its quartiles lie on flat stretches of the sorted times,
+    so every quartile method finds an IQR of 0.4 of work_seconds (0.35 to 0.45 with fewer than eight
+    calls), half of it is 0.2, and one slow call puts the standard deviation near 0.5 and the mean at
+    1.15: a half IQR, a standard deviation or a mean each fails."""
+
+    PATTERN = (1.0, 0.8, 1.2, 0.7, 1.0, 1.2, 0.8, 2.5)
+
+
+class _NaiveGPU(_SimulatedGPU):
+    """The simulated GPU of the naive-clock exercise: its launches vary as _SpreadGPU's work does, so that
+    the median of the reads (1.0 of launch_seconds) stands apart from their mean (1.15) and minimum (0.7)."""
+
+    def work(self) -> None:
+        base, self.launch_seconds = self.launch_seconds, self.launch_seconds * _SpreadGPU.PATTERN[
+            self.calls % len(_SpreadGPU.PATTERN)]
+        try:
+            super().work()
+        finally:
+            self.launch_seconds = base
 
 
 def _timing_seconds(value, what):
@@ -57,12 +79,12 @@ def _timing_seconds(value, what):
     return float(_expect(value, (int, float), what))  # says what it is instead, unless a tensor of one value
 
 
-def _timing_simulated(timer):
+def _timing_simulated(timer, gpu_type=_SimulatedGPU):
     """_time_with_a_simulated_gpu(timer), with timeit's timers (timeit.default_timer, timeit.timeit,
     timeit.repeat, timeit.Timer: time.perf_counter by another name, which the timeit module holds as its
     own) reading the simulated clock too."""
     with _TimeitReads(lambda: time.perf_counter()):
-        return _time_with_a_simulated_gpu(timer)
+        return _time_with_a_simulated_gpu(timer, gpu_type=gpu_type)
 
 
 _TIMING_RATIO = "b"  # what decides how far a naive read is off: the device's work against the launch
@@ -71,7 +93,7 @@ _TIMING_RATIO = "b"  # what decides how far a naive read is off: the device's wo
 @_register("timing.naive-clock", hint="timing.naive-clock/hint")
 def _timing_naive_clock(launch_seconds, ratio_decided_by):
     _expect_callable(launch_seconds, "launch_seconds")
-    result, gpu = _timing_simulated(launch_seconds)
+    result, gpu = _timing_simulated(launch_seconds, gpu_type=_NaiveGPU)
     if "work" not in gpu.events:
         raise _Wrong("core/timer-never-called")
     if "clock" not in gpu.events:
@@ -84,6 +106,9 @@ def _timing_naive_clock(launch_seconds, ratio_decided_by):
     if not 0 < result < gpu.work_seconds / 10:
         raise _Wrong("timing.naive-clock/waited", got=format_seconds(result),
                      launch=format_seconds(gpu.launch_seconds), work=format_seconds(gpu.work_seconds))
+    if not 0.9 * gpu.launch_seconds <= result <= 1.1 * gpu.launch_seconds:  # a mean, a minimum: not the median
+        raise _Wrong("timing.naive-clock/not-median", got=format_seconds(result),
+                     launch=format_seconds(gpu.launch_seconds))
     _expect(ratio_decided_by, str, "ratio_decided_by")
     if ratio_decided_by.strip().lower().rstrip(")").rstrip(".").strip() != _TIMING_RATIO:  # "B", "b)" are b
         raise _Wrong("timing.naive-clock/ratio", got=ratio_decided_by)
@@ -119,17 +144,19 @@ def _timing_as_timing(result, what):
 @_register("timing.spread", hint="timing.spread/hint")
 def _timing_spread(simple_timer_with_spread):
     _expect_callable(simple_timer_with_spread, "simple_timer_with_spread")
-    result, gpu = _timing_simulated(simple_timer_with_spread)
+    result, gpu = _timing_simulated(simple_timer_with_spread, gpu_type=_SpreadGPU)
     _timer_verdict(gpu)
     got = _timing_as_timing(result, "simple_timer_with_spread(fn, device)")
-    median = _timing_pattern(statistics.median) + gpu.launch_seconds
+    median = _timing_pattern(statistics.median, _SpreadGPU) + gpu.launch_seconds
     if not 0.97 * median <= got.median <= 1.03 * median:
         raise _Wrong("timing.spread/median", got=format_seconds(got.median), want=format_seconds(median))
     if got.iqr < 0:
         raise _Wrong("timing.spread/iqr-negative", got=format_seconds(got.iqr))
     if got.iqr == 0:
         raise _Wrong("timing.spread/iqr-zero")
-    if not 0.03 * gpu.work_seconds <= got.iqr <= 0.35 * gpu.work_seconds:
+    if 0.15 * gpu.work_seconds <= got.iqr <= 0.25 * gpu.work_seconds:
+        raise _Wrong("timing.spread/iqr-half", got=format_seconds(got.iqr, "ms"))
+    if not 0.33 * gpu.work_seconds <= got.iqr <= 0.47 * gpu.work_seconds:
         raise _Wrong("timing.spread/iqr", got=format_seconds(got.iqr, "ms"))
     return _timing_spread_on_this_machine(simple_timer_with_spread, "record" in gpu.events)
 

@@ -43,6 +43,36 @@ def test_save_optimizer_accepts_the_two_resumed_epochs_and_leaves_the_random_sta
     assert torch.equal(torch.get_rng_state(), state)
 
 
+def test_save_optimizer_catches_runs_that_are_not_seeded_inside_the_function(capsys):
+    """The exercise asks for the same dropout and batch order in both runs: an answer that reuses one
+    loader, whose generator moves on, or leaves dropout to the global random state, is not judged on
+    the optimizer alone."""
+    shared = DataLoader(TRAIN_SET, batch_size=64, shuffle=True, generator=torch.Generator().manual_seed(1))
+
+    def one_loader_for_all(checkpoint, keep_optimizer):
+        model = digits_mlp()
+        model.load_state_dict(checkpoint["model"])
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        if keep_optimizer:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        return train_one_epoch(model, shared, optimizer, CPU)
+
+    assert not check("loop.save-optimizer", one_loader_for_all, "b")
+    assert "its runs differ in more than the optimizer. Seed inside the function" in said(capsys)
+
+    def no_dropout_seed(checkpoint, keep_optimizer):
+        model = digits_mlp()
+        model.load_state_dict(checkpoint["model"])
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        if keep_optimizer:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        loader = DataLoader(TRAIN_SET, batch_size=64, shuffle=True, generator=torch.Generator().manual_seed(1))
+        return train_one_epoch(model, loader, optimizer, CPU)
+
+    assert not check("loop.save-optimizer", no_dropout_seed, "b")
+    assert "Seed inside the function" in said(capsys)
+
+
 def test_save_optimizer_catches_keep_optimizer_ignored_or_the_wrong_way_round(capsys):
     assert not check("loop.save-optimizer", lambda c, keep: resume_one_epoch(c, True), "b")
     assert "gives" in (out := said(capsys)) and "both ways: does it load the optimizer's state only when" in out

@@ -315,3 +315,43 @@ def test_bf16_vs_fp16_says_a_cuda_scaler_made_before_make_step_was_disabled_for_
     out = said(capsys)
     assert "it is a CUDA scaler made before the check ran, and this machine has no CUDA, so PyTorch disabled" in out
     assert "without a GradScaler" not in out
+
+
+def test_bf16_vs_fp16_rejects_a_step_that_ignores_the_dtype_or_autocasts_the_float32_variant(machine, capsys):
+    """A learner's make_step that builds the scaler right but never passes dtype on trains all three
+    variants in float32; one that always autocasts computes the float32 reference in bfloat16."""
+    machine("cpu-only")
+
+    def ignores_dtype(dtype):
+        model, (inputs, targets) = make_model(), make_data()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        scaler = torch.amp.GradScaler("cpu") if dtype == torch.float16 else None
+        return lambda: training_step(model, inputs, targets, optimizer, None, scaler)
+
+    assert not check("precision.bf16-vs-fp16", ignores_dtype, dict(RIGHT_WHICH))
+    assert "computes its matrix products in float32, but this variant computes them in float16" in said(capsys)
+
+    def always_bfloat16(dtype):
+        return make_step(torch.bfloat16 if dtype is None else dtype)
+
+    assert not check("precision.bf16-vs-fp16", always_bfloat16, dict(RIGHT_WHICH))
+    assert "make_step(None) computes its matrix products in bfloat16, but this variant computes them in float32" \
+        in said(capsys)
+
+    def pure_matmul(dtype):  # no nn.Linear: a product written with @ is seen too
+        w = torch.randn(WIDTH, 10, requires_grad=True, generator=torch.Generator().manual_seed(0))
+        inputs, targets = make_data()
+        optimizer = torch.optim.SGD([w], lr=0.1)
+        scaler = torch.amp.GradScaler("cpu", enabled=dtype == torch.float16)
+
+        def step():
+            optimizer.zero_grad()
+            with torch.autocast("cpu", dtype=dtype or torch.float32, enabled=dtype is not None):
+                loss = nn.functional.cross_entropy((inputs @ w).float(), targets)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            return loss.detach()
+        return step
+
+    assert check("precision.bf16-vs-fp16", pure_matmul, dict(RIGHT_WHICH)), said(capsys)

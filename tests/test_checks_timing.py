@@ -171,7 +171,28 @@ def test_naive_clock_accepts_a_timer_that_reads_timeit_default_timer(stub_real_r
 
 def test_naive_clock_rejects_a_read_taken_after_the_wait(stub_real_runs, capsys):
     assert not check("timing.naive-clock", reads_after_the_wait, "b")
-    assert "launch_seconds returned 1.01 ms, about the simulated GPU's work per call (1.00 ms)" in said(capsys)
+    assert "launch_seconds returned 1.02 ms, about the simulated GPU's work per call (1.00 ms)" in said(capsys)
+
+
+def test_naive_clock_rejects_the_mean_or_the_minimum_of_the_reads(stub_real_runs, capsys):
+    """The simulated launches vary, so that the median the exercise asks for stands apart."""
+    def naive_with(statistic):
+        def launch_seconds(fn, device, repeats=10):
+            fn()
+            synchronize(device)
+            reads = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                fn()
+                reads.append(time.perf_counter() - start)
+                synchronize(device)
+            return statistic(reads)
+        return launch_seconds
+
+    assert check("timing.naive-clock", naive_with(statistics.median), "b")
+    for wrong in (statistics.mean, min):
+        assert not check("timing.naive-clock", naive_with(wrong), "b")
+        assert "return the median of the reads (statistics.median), not their mean or their minimum" in said(capsys)
 
 
 def test_naive_clock_rejects_a_device_left_busy_and_a_missing_warm_up(stub_real_runs, capsys):
@@ -650,3 +671,26 @@ def test_a_timer_that_waits_only_on_a_gpu_still_must_wait(stub_real_runs, capsys
 
     assert not check("timing.queued-timer", never_on_cuda)
     assert "the clock was read while the work was still queued" in said(capsys)
+
+
+@pytest.mark.parametrize("repeats", [8, 10, 25, 100])
+def test_spread_rejects_half_the_iqr_a_standard_deviation_and_a_range_whatever_the_number_of_calls(
+        stub_real_runs, capsys, repeats):
+    """The spread exercise's simulated GPU puts its quartiles on flat stretches of the sorted times: every
+    quartile method gives the same IQR, and half of it, a standard deviation or max - min are each far off."""
+    def timer_of(statistic):
+        timer = spread_timer_with(statistic)
+        return lambda fn, device: timer(fn, device, repeats=repeats)
+
+    for method in ("exclusive", "inclusive"):
+        right = timer_of(lambda t, m=method: Timing(statistics.median(t),
+                                                    (q := statistics.quantiles(t, n=4, method=m))[2] - q[0]))
+        assert check("timing.spread", right), (method, said(capsys))
+    half = timer_of(lambda t: Timing(statistics.median(t), (q := statistics.quantiles(t, n=4))[2] - q[1]))
+    assert not check("timing.spread", half)
+    assert "the IQR is q[2] - q[0], the third quartile less the first, not less the median" in said(capsys)
+    for wrong in (statistics.stdev, lambda t: max(t) - min(t)):
+        assert not check("timing.spread", timer_of(lambda t, w=wrong: Timing(statistics.median(t), w(t))))
+        assert "spread by about 0.4 ms between their first and third quartiles" in said(capsys)
+    assert not check("timing.spread", timer_of(lambda t: Timing(statistics.mean(t), 4e-4)))
+    assert "the median of the per-call times after the warm-up (not their mean)" in said(capsys)

@@ -622,3 +622,16 @@ def test_setup_advice_warns_a_blackwell_gpu_that_no_build_of_the_release_fits_th
 def test_has_kernels_for_runs_arch_specific_code_only_on_its_own_capability():
     assert utils._has_kernels_for((9, 0), ["sm_90a"]) and not utils._has_kernels_for((9, 1), ["sm_90a"])
     assert utils._has_kernels_for((10, 3), ["sm_100f"]) and utils._has_kernels_for((8, 9), ["sm_86"])
+
+
+def test_timing_against_says_a_ratio_noise_or_that_a_noisy_timing_cannot_be_compared():
+    """Lesson 05's rule: two medians differ only beyond their two IQRs together, and a timing whose IQR is
+    over a third of its median is too noisy to compare at all, however far apart the medians are."""
+    from utils import Timing
+
+    assert Timing(20e-3, 1e-3).against(Timing(10e-3, 1e-3)) == "2.00× as long"
+    assert Timing(10.5e-3, 1e-3).against(Timing(10e-3, 1e-3)) == "no difference beyond the noise"
+    too_noisy = "too noisy to compare: time both again with nothing else running"
+    assert Timing(360e-3, 200e-3).against(Timing(17.9e-3, 1e-3)) == too_noisy  # 20× apart, and still noise
+    assert Timing(17.9e-3, 1e-3).against(Timing(360e-3, 200e-3)) == too_noisy
+    assert Timing(17.9e-3, 1e-3).against((360e-3, 200e-3)) == too_noisy  # a plain (median, iqr) too

@@ -188,7 +188,7 @@ REASONING = re.compile(r"(?i:\breason(?:ed|ing)\b|\bnot (?:a |from a )?recorded 
                        r"|(?:并非|不是|没有|并未|尚未)[^。，；]{0,8}实测")
 # What a reasoned figure may rest on: a PyTorch file (the series' own utils.py is not a source),
 # PyTorch's documentation, or a data sheet or specification.
-SOURCE_FILE = re.compile(r"(?<![\w/.-])(?!utils\.py\b)[\w/-]*[A-Za-z_]\w*\.(?:cpp|cu|cuh|h|hpp|mm|py|rst)\b")
+SOURCE_FILE = re.compile(r"(?<![\w/.-])(?!utils\.py\b)[\w/-]*[A-Za-z_]\w*\.(?:cpp|cc|cu|cuh|h|hpp|mm|py|rst)\b")
 SOURCE_DOCS = re.compile(r"https://(?:docs\.)?pytorch\.org/docs/[^)\s]*")
 DATA_SHEET = re.compile(r"(?i:\bdata ?sheets?\b|\bspecifications?\b)|数据手册|规格书|规范")
 RECORD_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*(https?://[^)\s]*?/gpu-runs/([\w.-]+)\.json|[^)\s]*gpu-runs/[^)\s]*)\s*\)")
