@@ -2032,7 +2032,7 @@ MESSAGES_ZH: dict[str, str] = {
         "tuple(t.shape) 是 (2, 3)。str(t.dtype) 是 'torch.float32'，所以要去掉 'torch.' 前缀。str(t.device) 是 'cpu' "
         "或 'cuda:0'。用一个 f-string 就能把它们拼起来。"
     ),
-    'copies.other-way/right': '相加的结果在 X 所在的设备 {device} 上，Y 仍留在原处。',
+    'copies.other-way/right': '相加的结果在 X 所在的设备 {device} 上：是 Y 的副本去了 X 那里，而不是 X 去了 Y 那里。',
     'copies.other-way/on-second': (
         '相加的结果在 {got} 上，那是 Y 所在的设备。这道练习要反过来，把 Y 复制到 X 所在的设备（{first}）上。'
     ),
@@ -2064,9 +2064,9 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'copies.which-copy/missing': 'copies_to_cpu 还缺这几项的答案：{names}。',
     'copies.which-copy/wrong': (
-        '7 项答案中还有 {count} 项不对：其中 {said_copy} 项你说会复制，{said_none} 项你说不会复制。对每个调用都问一问'
-        '：Python 最后拿到的是张量的数值本身（数或文本），还是只是与数值一起保存的某个信息，或者是留在 t 所在设备上的'
-        '一个新张量？'
+        '还有答案不对，7 项中有 {count} 项：其中 {said_copy} 项你说会复制，{said_none} 项你说不会复制。对每个调用都问'
+        '一问：Python 最后拿到的是张量的数值本身（数或文本），还是只是与数值一起保存的某个信息，或者是留在 t 所在设备'
+        '上的一个新张量？'
     ),
     'copies.which-copy/hint': (
         '如果一个调用需要主内存中的数值本身（变成 Python 数或文本），它就会复制到 CPU。张量的形状和设备本来就保存在主'
@@ -4475,7 +4475,7 @@ MESSAGES: dict[str, str] = {
     "tensors.describe/hint": "tuple(t.shape) is (2, 3); str(t.dtype) is 'torch.float32', so drop the 'torch.' "
                              "prefix; str(t.device) is 'cpu' or 'cuda:0'. An f-string puts them together.",
     # --- copies.*: lesson 03 copies between devices (exercises/copies.py)
-    "copies.other-way/right": "The sum lives on {device}, X's device, and Y stayed where it was.",
+    "copies.other-way/right": "The sum lives on {device}, X's device: the copy of Y went to X, not X to Y.",
     "copies.other-way/on-second": "the sum lives on {got}, Y's device: this exercise copies Y to X's device "
                                   "({first}) instead.",
     "copies.other-way/elsewhere": "the sum lives on {got}; it should live where X is, on {first}.",
@@ -4496,7 +4496,7 @@ MESSAGES: dict[str, str] = {
     "copies.copy-true/hint": "t.data_ptr() is the address of t's first value. Write shares_memory(a, b) with "
                              "it, then call shares_memory(t, t.to(t.device, copy=True)).",
     "copies.which-copy/missing": "copies_to_cpu lacks an answer for: {names}.",
-    "copies.which-copy/wrong": "{count} of the 7 answers are not right yet: {said_copy} where you said the call "
+    "copies.which-copy/wrong": "Not right yet, {count} of the 7 answers: {said_copy} where you said the call "
                                "copies and {said_none} where you said it does not. Ask of each call whether Python "
                                "ends up holding the tensor's values themselves (numbers or text), or only a fact kept "
                                "beside them, or a new tensor where t lives.",

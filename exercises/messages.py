@@ -220,7 +220,7 @@ MESSAGES: dict[str, str] = {
     "tensors.describe/hint": "tuple(t.shape) is (2, 3); str(t.dtype) is 'torch.float32', so drop the 'torch.' "
                              "prefix; str(t.device) is 'cpu' or 'cuda:0'. An f-string puts them together.",
     # --- copies.*: lesson 03 copies between devices (exercises/copies.py)
-    "copies.other-way/right": "The sum lives on {device}, X's device, and Y stayed where it was.",
+    "copies.other-way/right": "The sum lives on {device}, X's device: the copy of Y went to X, not X to Y.",
     "copies.other-way/on-second": "the sum lives on {got}, Y's device: this exercise copies Y to X's device "
                                   "({first}) instead.",
     "copies.other-way/elsewhere": "the sum lives on {got}; it should live where X is, on {first}.",
@@ -241,7 +241,7 @@ MESSAGES: dict[str, str] = {
     "copies.copy-true/hint": "t.data_ptr() is the address of t's first value. Write shares_memory(a, b) with "
                              "it, then call shares_memory(t, t.to(t.device, copy=True)).",
     "copies.which-copy/missing": "copies_to_cpu lacks an answer for: {names}.",
-    "copies.which-copy/wrong": "{count} of the 7 answers are not right yet: {said_copy} where you said the call "
+    "copies.which-copy/wrong": "Not right yet, {count} of the 7 answers: {said_copy} where you said the call "
                                "copies and {said_none} where you said it does not. Ask of each call whether Python "
                                "ends up holding the tensor's values themselves (numbers or text), or only a fact kept "
                                "beside them, or a new tensor where t lives.",

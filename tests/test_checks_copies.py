@@ -77,10 +77,10 @@ def test_which_copy_accepts_the_right_answers_and_counts_the_wrong_ones_without_
     assert check("copies.which-copy", {k: RIGHT[k] for k in reversed(RIGHT)})  # any order of keys
     assert not check("copies.which-copy", RIGHT | {"t.sum()": True, "t.shape": True})
     out = said(capsys)
-    assert "2 of the 7 answers are not right yet: 2 where you said the call copies and 0 where" in out
+    assert "Not right yet, 2 of the 7 answers: 2 where you said the call copies and 0 where" in out
     assert not any(name in out for name in RIGHT)  # naming a key of a true/false table gives its answer away
     assert not check("copies.which-copy", RIGHT | {"t.item()": False})
-    assert "1 of the 7 answers are not right yet: 0 where you said the call copies and 1 where" in said(capsys)
+    assert "Not right yet, 1 of the 7 answers: 0 where you said the call copies and 1 where" in said(capsys)
     assert not check("copies.which-copy", {"t.item()": True})
     assert "lacks an answer for: len(t), print(t)" in said(capsys)
     assert not check("copies.which-copy", RIGHT | {"t.item()": "yes"})
