@@ -117,7 +117,7 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
     assert nb_dir / "zh" / "99_trying.ipynb" in planned and tmp_path / "i18n/zh/99_trying.po" in planned
     assert any(p.startswith("i18n/zh/99_trying.po [title] (lesson header") and p.endswith("not translated")
                for p in problems)
-    assert "待翻译" in planned[nb_dir / "zh" / "99_trying.ipynb"]
+    assert "这一段还没有译成中文" in planned[nb_dir / "zh" / "99_trying.ipynb"]
     # ... and a document's twin: its switch line added, one entry per section, links to the zh twins
     assert planned[tmp_path / "CONTRIBUTING.md"].startswith("**[中文版](CONTRIBUTING.zh-CN.md)**\n\n# Contributing")
     assert any(p.startswith("i18n/zh/CONTRIBUTING.po [contributing:adding-a-lesson]") for p in problems)

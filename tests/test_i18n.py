@@ -29,11 +29,27 @@ def test_every_english_notebook_has_a_zh_twin_and_a_translation_file():
                                                      + [d.po for d in i18n.documents()] + [i18n.MESSAGES_PO])
 
 
-def test_the_chinese_edition_is_complete_and_in_step():
-    """Untranslated or stale entries, English left as it was, glossary terms translated otherwise,
-    zh code that is not the English code: each named with its file and cell."""
-    problems = sync_notebooks.translation_problems()
+def test_nothing_in_the_chinese_edition_is_broken():
+    """Glossary terms translated otherwise, code lost or changed, fields lost, markup that does not render,
+    zh code that is not the English code: each named with its file and cell. Entries that only wait for a
+    translator (not translated, or stale: the zh files show the English there) are reported, not failed;
+    `python -m tools.translate check --complete` fails on them too."""
+    problems = [p for p in sync_notebooks.translation_problems() if not i18n.is_pending(p)]
     assert not problems, f"{len(problems)} problem(s), e.g.:\n" + "\n".join(problems[:20])
+
+
+def test_a_stale_entry_reports_only_that_it_is_stale_and_a_missing_one_that_it_is_missing():
+    """A translation of English that has since changed cannot be judged against the new English (its code,
+    its terms): it is only stale, which waits for a translator, and nothing of it is shown."""
+    new = polib.POEntry(msgctxt="a", msgid="Run `x.to(device)` on the GPU.", msgstr="在 GPU 上运行 `y`。",
+                        flags=["fuzzy"], previous_msgid="Run `y` on the GPU.")
+    problems = i18n.entry_problems(new, i18n.glossary())
+    assert len(problems) == 1 and problems[0].startswith("stale") and i18n.is_pending("x.po [a] (m): " + problems[0])
+    assert i18n.is_pending("x.po [b] (markdown cell): not translated")
+    assert not i18n.is_pending("x.po [c] (markdown cell): code missing or changed: `x`")
+    po = polib.POFile()
+    po.append(new)
+    assert i18n.Catalog(po).get("a", new.msgid) == ""  # the zh file shows the English, marked
 
 
 @pytest.mark.parametrize("zh", ZH_NOTEBOOKS, ids=[p.relative_to(i18n.ZH).as_posix() for p in ZH_NOTEBOOKS])
@@ -298,11 +314,13 @@ def test_keys_name_one_english_text():
     assert dict(i18n.keyed(po))[keys[1]].msgid == "free the cache"  # an old key still means its text
 
 
-# --- end to end: an English change fails the checks until it is translated ------------------
+# --- end to end: an English change is reported, shown in English, and never blocks a fix -------
 
-def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_translated(tmp_path, series_at, capsys,
-                                                                                    monkeypatch):
-    """`make lint`'s check, `make sync` and the translators' commands, run (in this process) on a scratch copy."""
+def test_changing_english_text_is_reported_and_shown_in_english_until_translated_without_failing_lint(
+        tmp_path, series_at, capsys, monkeypatch):
+    """`make lint`'s check, `make sync` and the translators' commands, run (in this process) on a scratch copy:
+    an English edit passes the checks at once, the zh notebook shows the new English (marked) where its
+    translation is stale, and only `check --complete`, a release's, waits for the translator."""
     # A repository of one lesson (the tools, its notebooks, their translations): quick to rebuild.
     repo = tmp_path / "repo"
     for name in ("README.md", "README.zh-CN.md", "utils.py", "i18n/zh/README.po", "i18n/zh/glossary.md",
@@ -331,10 +349,19 @@ def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_transl
         return subprocess.CompletedProcess(tool, returncode, capsys.readouterr().out)
 
     check = run("tools.sync_notebooks", "--check")  # as `make lint` and `make test`
-    assert check.returncode == 1
+    assert check.returncode == 1  # the zh files are out of date, and an orphan is left: not the translation
+    assert "2 entries wait for a translator" in check.stdout
     assert f"i18n/zh/02_tensors_on_devices.po [{cell.id}] (markdown cell): stale" in check.stdout
     assert f"i18n/zh/02_tensors_on_devices.po [{code.id}" in check.stdout
     assert "notebooks/zh/99_gone.ipynb: no English notebook has it" in check.stdout
+    assert run("tools.sync_notebooks").returncode == 0  # make sync: the zh notebook shows the new English
+    zh = {c.id: c for c in nbformat.read(repo / "notebooks/zh/02_tensors_on_devices.ipynb", as_version=4).cells}
+    assert zh[cell.id].source.startswith(i18n.UNTRANSLATED) and zh[cell.id].source.endswith("about tensors.")
+    assert "# Where does the tensor live now?" in zh[code.id].source  # a comment simply stays English
+    check = run("tools.sync_notebooks", "--check")
+    assert check.returncode == 0 and "2 entries wait for a translator" in check.stdout, check.stdout
+    assert run("tools.translate", "check").returncode == 0
+    assert run("tools.translate", "check", "--complete").returncode == 1  # a release waits for the translator
     todo = run("tools.translate", "todo", "i18n/zh/02_tensors_on_devices.po").stdout  # merged with the new English
     keys = [line.split()[1] for line in todo.splitlines() if line.startswith("=== ")]
     assert keys[0] == cell.id and keys[1].startswith(code.id) and len(keys) == 2, todo
@@ -347,9 +374,10 @@ def test_changing_english_text_fails_lint_naming_the_cells_until_they_are_transl
     assert unchanged.returncode == 1 and "no Chinese" in unchanged.stdout  # English is not a translation
     assert run("tools.translate", "set", po_file, keys[1], stdin="张量现在在哪里？").returncode == 0
     sync = run("tools.sync_notebooks")
-    assert sync.returncode == 0 and "notebooks/zh/99_gone.ipynb (removed)" in sync.stdout
+    assert sync.returncode == 0 and "wait for a translator" not in sync.stdout
     check = run("tools.sync_notebooks", "--check")
     assert check.returncode == 0, check.stdout
+    assert run("tools.translate", "check", "--complete").returncode == 0
     zh = {c.id: c for c in nbformat.read(repo / "notebooks/zh/02_tensors_on_devices.ipynb", as_version=4).cells}
     assert zh[cell.id].source.endswith("再补充一句关于张量的话。") and "# 张量现在在哪里？" in zh[code.id].source
 

@@ -802,6 +802,23 @@ def translation_problems() -> list[str]:
     return build()[1]
 
 
+def report(problems: list[str]) -> tuple[str, bool]:
+    """The problems as `make sync`, `make lint` and `python -m tools.translate check` print them, and
+    whether any is broken: what waits for a translator (i18n.is_pending) is listed apart, and the zh
+    files show the English there meanwhile."""
+    broken = [p for p in problems if not i18n.is_pending(p)]
+    waiting = [p for p in problems if i18n.is_pending(p)]
+    out = []
+    if broken:
+        out.append(f"The Chinese edition needs {len(broken)} fix(es) (python -m tools.translate todo FILE.po;"
+                   " see i18n/zh/glossary.md):\n" + "\n".join(broken))
+    if waiting:
+        out.append(f"{len(waiting)} entr{'y waits' if len(waiting) == 1 else 'ies wait'} for a translator; the zh "
+                   "files show the English there meanwhile (python -m tools.translate todo FILE.po):\n"
+                   + "\n".join(waiting))
+    return "\n\n".join(out), bool(broken)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if any generated part is out of date")
@@ -824,10 +841,10 @@ def main(argv: list[str] | None = None) -> int:
               " (#@save cells for utils.py, the opening cell for titles), then run `make sync`.")
     else:
         print(("rewrote: " + ", ".join(stale)) if stale else "generated parts are up to date")
-    if problems:
-        print(f"\nThe Chinese edition needs {len(problems)} fix(es) (python -m tools.translate todo FILE.po;"
-              " see i18n/zh/glossary.md):\n" + "\n".join(problems))
-    return 1 if args.check and (stale or problems) else 0
+    text, broken = report(problems)
+    if text:
+        print("\n" + text)
+    return 1 if args.check and (stale or broken) else 0
 
 
 if __name__ == "__main__":

@@ -64,13 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     st.add_argument("--zh-prints", action="append", default=[], metavar="SPAN",
                     help="an inline code span of the English quoting a message of the series that the Chinese"
                          " edition prints in Chinese: the translation quotes the Chinese instead")
-    sub.add_parser("check", help="every translation problem in every file (as make lint)")
+    ck = sub.add_parser("check", help="every translation problem in every file (as make lint: fails only on broken "
+                                      "ones; --complete: on entries waiting for a translator too)")
+    ck.add_argument("--complete", action="store_true", help="fail on untranslated and stale entries too (a release)")
     args = parser.parse_args(argv)
 
     if args.command == "check":
         found = sync_notebooks.translation_problems()
-        print("\n".join(found) if found else "the Chinese edition is complete and in step")
-        return 1 if found else 0
+        text, broken = sync_notebooks.report(found)
+        print(text or "the Chinese edition is complete and in step")
+        return 1 if broken or (args.complete and found) else 0
     po = current(args.po)
     terms = i18n.glossary()
     if args.command == "todo":
