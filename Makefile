@@ -2,7 +2,7 @@
 # Every target that needs Python creates .venv first (if missing), so a fresh clone works as is.
 
 PYTHON ?= python3
-# The virtual environment; VENV=DIR puts it elsewhere (gpu.yml: outside the workspace a checkout cleans).
+# The virtual environment; VENV=DIR puts it elsewhere (a shared disk, a cluster's scratch space).
 VENV ?= .venv
 ifeq ($(OS),Windows_NT)
   BIN_DIR := Scripts

@@ -220,7 +220,7 @@ def test_make_passes_the_options():
     assert report.startswith("/path/to/python -m tools.gpu_report run --notebooks notebooks/01_devices")
     assert "--out /tmp/out" in report and "--nbval-sanitize-with tests/nbval_sanitize.cfg" in report
     assert report.rstrip().endswith("-n 4")
-    elsewhere = dry("test-unit", "VENV=/elsewhere/venv")  # as gpu.yml keeps it outside the workspace
+    elsewhere = dry("test-unit", "VENV=/elsewhere/venv")  # a venv on another disk
     assert "-m tools.venv /elsewhere/venv " in elsewhere and "\n/elsewhere/venv/bin/python -m pytest " in elsewhere
 
 

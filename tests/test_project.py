@@ -74,6 +74,18 @@ def test_the_compat_workflow_covers_every_minor_torch_release_from_the_oldest():
     assert max(proven)[0] <= newest
 
 
+def test_the_gpu_workflow_runs_only_in_this_repository_and_keeps_nothing_between_jobs():
+    """Its runner's setup is what keeps other code off the machine (CONTRIBUTING.md, "A self-hosted GPU
+    runner"); the workflow adds what a file can: no job in a fork's copy, no pull-request trigger, no
+    virtual environment outside the workspace that the checkout removes."""
+    from tools.series import REPO
+
+    text = (ROOT / ".github/workflows/gpu.yml").read_text(encoding="utf-8")
+    assert f"if: github.repository == '{REPO}'" in text
+    triggers = text[text.index("\non:"):text.index("\npermissions:")]
+    assert "pull_request" not in triggers and "VENV" not in text and "RUNNER_TOOL_CACHE" not in text
+
+
 def test_make_never_installs_system_packages():
     """A reader's `make` installs into .venv only: a browser or a font the site test needs is named in its
     message, and .ci/run (CI, on Debian as root) installs them itself."""
