@@ -1,6 +1,7 @@
 """Sphinx configuration of the series' website: `make site` builds it into build/site/.
 
-Pages are made from README.md, CONTRIBUTING.md, TEACHING.md (the teacher's page) and the notebooks *with
+Pages are made from README.md, RUNNING.md, CONTRIBUTING.md, TEACHING.md (the teacher's page), ARCHITECTURE.md,
+CHANGELOG.md and the notebooks *with
 their stored outputs*: nothing is executed, so the site shows exactly what the CPU reference run stored
 (plots, errors and all).
 The lesson list of the sidebar is written here from the notebook files, never by hand.
@@ -33,8 +34,10 @@ extensions = ["myst_nb", "gpu_outputs"]
 gpu_runs_dir = os.environ.get("GPU_RUNS_DIR") or "gpu-runs"  # records of GPU runs, from the repository's root
 gpu_runs_fixtures = os.environ.get("GPU_RUNS_FIXTURES") == "1"  # the test build only: fixture records allowed
 root_doc = "README"
-include_patterns = ["README.md", "CONTRIBUTING.md", "TEACHING.md", "notebooks/*.ipynb", "notebooks/solutions/*.ipynb",
-                    "README.zh-CN.md", "CONTRIBUTING.zh-CN.md", "TEACHING.zh-CN.md", "notebooks/zh/*.ipynb",
+include_patterns = ["README.md", "RUNNING.md", "CONTRIBUTING.md", "TEACHING.md", "ARCHITECTURE.md", "CHANGELOG.md",
+                    "notebooks/*.ipynb", "notebooks/solutions/*.ipynb",
+                    "README.zh-CN.md", "RUNNING.zh-CN.md", "CONTRIBUTING.zh-CN.md", "TEACHING.zh-CN.md",
+                    "notebooks/zh/*.ipynb",
                     "notebooks/zh/solutions/*.ipynb",
                     "i18n/zh/glossary.md"]
 exclude_patterns = ["build", ".venv", "node_modules", "**/.ipynb_checkpoints"]
@@ -55,9 +58,12 @@ html_static_path = ["static"]  # gpu-outputs.css
 
 ZH_ROOT = "README.zh-CN"
 TOCTREES = {
-    root_doc: (("Lessons", "notebooks"), ("Solutions", "notebooks/solutions"), ("For teachers", "TEACHING.md"),
-               ("Contributing", "CONTRIBUTING.md"), ("中文版", None)),
-    ZH_ROOT: (("课程", "notebooks/zh"), ("练习解答", "notebooks/zh/solutions"), ("教师指南", "TEACHING.zh-CN.md"),
+    root_doc: (("Lessons", "notebooks"), ("Solutions", "notebooks/solutions"),
+               ("On your own machine", "RUNNING.md"), ("For teachers", "TEACHING.md"),
+               ("Contributing", "CONTRIBUTING.md"), ("Architecture", "ARCHITECTURE.md"),
+               ("Changelog", "CHANGELOG.md"), ("中文版", None)),
+    ZH_ROOT: (("课程", "notebooks/zh"), ("练习解答", "notebooks/zh/solutions"),
+              ("在自己的机器上运行", "RUNNING.zh-CN.md"), ("教师指南", "TEACHING.zh-CN.md"),
               ("参与贡献", "CONTRIBUTING.zh-CN.md"), ("术语表", "i18n/zh/glossary.md")),
 }
 

@@ -137,7 +137,8 @@ def test_a_new_lesson_gets_a_solutions_skeleton_title_from_its_heading_and_a_hel
 
 
 def test_every_cell_that_fails_on_purpose_is_announced_right_above_it():
-    """STYLE: when a cell fails on purpose, say so before it runs (in the markdown just above it)."""
+    """A lesson's shape (CONTRIBUTING.md, "Adding a lesson"): when a cell fails on purpose, say so before it
+    runs (in the markdown just above it)."""
     for path in all_notebooks():
         cells = read(path).cells
         for k, cell in enumerate(cells):
@@ -158,8 +159,9 @@ def collapse_marks(cell) -> tuple[bool, bool, bool]:
 
 
 def test_helper_and_check_cells_are_collapsed_everywhere_and_no_other_cell_is():
-    """STYLE 14-15: `#@save` helpers and check cells fold in JupyterLab, Colab and on the site, in place; a check
-    cell that shows an output stays open, and so does every other cell but the setup cell. Chinese: as English."""
+    """Machinery out of the reader's way: `#@save` helpers and check cells fold in JupyterLab, Colab and on the
+    site, in place; a check cell that shows an output stays open, and so does every other cell but the setup
+    cell. Chinese: as English."""
     from tools.i18n import zh_path
 
     collapsed_somewhere = []

@@ -105,9 +105,14 @@ def test_the_zh_readme_sends_its_readers_only_to_chinese_pages():
     assert into_notebooks and all(t.startswith("notebooks/zh") for t in into_notebooks), into_notebooks
     assert not [t for t in targets if t.split("#")[0] == i18n.README_ZH.name]
     assert not re.findall(r"`notebooks/(?!zh)[^`]*`", prose)
-    # the reader's advice is there: Colab's menu and warning in Chinese, and networks that block GitHub
-    for words in ("代码执行程序 → 更改运行时类型", "仍然运行", "GPU_LESSONS_URL", "镜像", "make handout"):
+    # the reader's advice is there: Colab's menu and warning in Chinese, and (in RUNNING.zh-CN.md, which the
+    # README links) networks that block GitHub
+    running = (i18n.ROOT / "RUNNING.zh-CN.md").read_text(encoding="utf-8")
+    assert "](RUNNING.zh-CN.md)" in text
+    for words in ("代码执行程序 → 更改运行时类型", "仍然运行"):
         assert words in text, words
+    for words in ("GPU_LESSONS_URL", "镜像", "make handout", "jsdelivr"):
+        assert words in running, words
 
 
 def test_the_documents_have_their_twins():

@@ -103,7 +103,7 @@ def test_make_never_installs_system_packages():
 # reader's own machine. Lessons and their translations are not scanned here: their figures are the
 # stored outputs', checked by tests/test_stored_timings.py.
 OUTSIDE_OR_MACHINE = re.compile(
-    r"\.\./shared\b"
+    r"\.\./shared\b|\bSTYLE(?:\.md|:| \d)"
     r"|(?<![#\w])[Ii]ssues? \d+\b(?! ?%)"
     r"|\b\d+(?:[.,]\d+)? ?(?:s|ms|min|seconds|minutes) here\b|\(here: \d"
     r"|\bon (?:two|2) cores\b|\b(?:a|this) (?:two|2)-core machine\b|\bthe CI machine\b"
@@ -131,8 +131,20 @@ def test_no_project_file_names_a_file_outside_the_repository_a_bare_issue_or_a_t
 
 def test_the_scan_finds_planted_machine_facts_and_leaves_the_users_machine_alone():
     planted = ["see ../shared/STYLE.md, 13", "(issue 18, item 3)", "each import takes 2.5 s here",
-               "(here: 34 s with uv)", "on two cores, the suite took 6 min", "on a 2-core machine", "在两个核心上"]
+               "(here: 34 s with uv)", "on two cores, the suite took 6 min", "on a 2-core machine", "在两个核心上",
+               "STYLE 14-15: helpers fold"]
     assert all(OUTSIDE_OR_MACHINE.search(text) for text in planted)
     fine = ["PyTorch issue #139990", "this machine has 1 CUDA GPU(s)", "Run every lesson on this machine's best device",
             "CUDA 12.6", "two GPUs on one machine"]
     assert not any(OUTSIDE_OR_MACHINE.search(text) for text in fine)
+
+
+def test_the_readme_is_for_learners_first_and_short():
+    """Open a lesson on Colab or Kaggle and the lesson table come first, then the two commands for a clone;
+    running elsewhere, the changelog and the maintainers' pages are links."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[:3] == ["## Running on Colab or Kaggle", "## Lessons", "## Two commands"], headings
+    for page in ("RUNNING.md", "CHANGELOG.md", "CONTRIBUTING.md", "ARCHITECTURE.md", "TEACHING.md"):
+        assert f"]({page})" in text and (ROOT / page).exists(), page

@@ -86,12 +86,13 @@ except (OSError, ValueError) as err:  # an HTTPError is the host's answer, a URL
     raise RuntimeError(f"Could not fetch {{url}}: {{why}}. {{advice}}") from None
 sys.path.insert(0, folder)  # first on the path, before your own folder, and inherited by workers started by spawning"""
 
-# Collapsed cells (STYLE 14-15): the setup cell, every `#@save` helper and every check cell (its first line
-# `# Checks...` or `# Check...`), each in place under the sentence above it that says what it does. Collapsed in
-# JupyterLab (jupyter.source_hidden), in Colab (cellView "form": the code folds behind "Show code"; no `# @title`
-# label, as a directive it would stay English in the Chinese edition) and on the site (myst-nb's hide-input tag:
-# the source behind a toggle). All three hide the source only, never the outputs; still, a check cell that shows
-# something (its last line an expression, or a print) stays open: its output is part of the lesson.
+# Collapsed cells (machinery out of the reader's way): the setup cell, every `#@save` helper and every check
+# cell (its first line `# Checks...` or `# Check...`), each in place under the sentence above it that says what
+# it does. Collapsed in JupyterLab (jupyter.source_hidden), in Colab (cellView "form": the code folds behind
+# "Show code"; no `# @title` label, as a directive it would stay English in the Chinese edition) and on the site
+# (myst-nb's hide-input tag: the source behind a toggle). All three hide the source only, never the outputs;
+# still, a check cell that shows something (its last line an expression, or a print) stays open: its output is
+# part of the lesson.
 CHECK_LINE = re.compile(r"#\s*Checks?\b")
 IPYTHON_LINE = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)  # %magic and !shell lines: not Python
 
