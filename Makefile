@@ -50,7 +50,7 @@ export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-slow test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab outputs sync pin lock bench bench-setup bench-fresh bench-suite clean handout
+.PHONY: help venv run site test-site test test-slow test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab new-lesson outputs sync pin lock bench bench-setup bench-fresh bench-suite clean handout
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -164,6 +164,10 @@ node_modules/.installed: package.json package-lock.json
 
 lab: $(LAB_STAMP) ## Open the lessons in JupyterLab
 	$(BIN)/jupyter lab notebooks/
+
+new-lesson: $(STAMP) ## Start lesson NAME=16_topic TITLE="A title" from the template (files, make sync, make outputs)
+	@test -n "$(NAME)" -a -n "$(TITLE)" || { echo 'usage: make new-lesson NAME=16_topic TITLE="A title"'; exit 2; }
+	$(PY) -m tools.new_lesson $(NAME) "$(TITLE)"
 
 outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebook, or only NB="a.ipynb b.ipynb"
 	$(PY) -m tools.sync_notebooks

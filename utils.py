@@ -13,6 +13,7 @@ machine with any number of GPUs, and on a Mac with Apple's MPS backend.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import copy
 import datetime
@@ -1921,6 +1922,10 @@ MESSAGES_ZH: dict[str, str] = {
     'devices.never-empty/count': 'sum_on_each({case}) 对 {m} 个设备返回了 {n} 个和，应当每个设备一个。',
     'devices.never-empty/values': 'sum_on_each({case}) 返回 {got}。torch.ones(3) 的和在每个设备上都是 3。',
     'devices.never-empty/choice': 'why 应当是 "a"、"b" 或 "c"，但它是 {got}。',
+    'devices.never-empty/ignores-device': (
+        'sum_on_each([cpu:0]) 没有在给它的设备 cpu:0 上创建任何张量。请在每个设备自己那里计算求和：torch.ones(3, devi'
+        'ce=d)。'
+    ),
     'devices.never-empty/why-a': (
         '遍历空列表的 for 循环不会引发任何错误。你自己的 sum_on_each([]) 就一声不响地返回了 []。'
     ),
@@ -2283,6 +2288,14 @@ MESSAGES_ZH: dict[str, str] = {
         '显领先。等机器空闲时再运行一次，也许就能看到。'
     ),
     'payoff.crossover/right': 'crossover 对每组构造的计时数据都判断正确。{measured}',
+    'payoff.crossover/touching': (
+        'crossover(on_cpu, on_gpu) 返回 {got}，但在这个规模上，GPU 的中位数加上 IQR 只是等于 CPU 的中位数减去 IQR。持'
+        '平不算领先。GPU 的上沿低于 CPU 的下沿，才算领先，这里是从 {want} 开始。'
+    ),
+    'payoff.crossover/unsorted': (
+        '字典先列出最大的规模时，crossover(on_cpu, on_gpu) 返回 {got}；先列出最小的规模时，返回 {want}。请按从小到大'
+        '的顺序 sorted(on_cpu) 遍历各个规模，而不是按字典碰巧保存的顺序。'
+    ),
     'payoff.crossover/hint': (
         '先单独判断每个规模。GPU 是否明显领先，快出的部分是否超过两者各自的离散程度（IQR）？然后从最大的规模往下看。G'
         'PU 连续领先的那一段规模是从哪里开始的？'
@@ -2311,6 +2324,10 @@ MESSAGES_ZH: dict[str, str] = {
     'payoff.copy-every/copies': (
         'k={k} 时，{steps} 步中把值复制到 CPU 共 {got} 次，而不是 {want} 次。每次 float()、.item() 或 .tolist()，以及'
         '每次把一个值写进 CPU 上的张量，都是一次复制（在 GPU 上还是一次等待）。请把一整组范数一次复制过来。'
+    ),
+    'payoff.copy-every/too-few': (
+        'k={k} 时，{steps} 步一共把数值复制到 CPU {got} 次，而不是 {want} 次。log_every 应当每 k 步复制一组，让日志在'
+        '训练过程中一组一组地到达 CPU，而不是只在最后复制一次。'
     ),
     'payoff.copy-every/row': '  每 {k:>4} 步复制一次：{time}',
     'payoff.copy-every/right': (
@@ -3016,6 +3033,9 @@ MESSAGES_ZH: dict[str, str] = {
     'ddp.scaling-rule/why-c': (
         '不是 (c)。两个进程的平均梯度再求平均，就是全部 64 个样本的平均梯度，和其中任何一个差不多大。何况 train() 只'
         '在一个进程中运行。不妨数一数一轮有多少步。'
+    ),
+    'ddp.scaling-rule/epochs-ignored': (
+        'train(32, 0.1, 2) 返回了 {got} 个损失，而不是 2 个。请按给定的轮数训练，每一轮结束后记录一个损失。'
     ),
     'ddp.scaling-rule/hint': (
         '用 DataLoader(make_data(), batch_size=batch, shuffle=True)、学习率为 lr 的 SGD 和普通的训练循环。每轮之后，'
@@ -4389,6 +4409,8 @@ MESSAGES: dict[str, str] = {
     "devices.never-empty/count": "sum_on_each({case}) returns {n} sum(s) for {m} device(s): one per device.",
     "devices.never-empty/values": "sum_on_each({case}) returns {got}: each sum of torch.ones(3) is 3.",
     "devices.never-empty/choice": 'why should be one of "a", "b" or "c", but it is {got}.',
+    "devices.never-empty/ignores-device": "sum_on_each([cpu:0]) made no tensor on cpu:0, the device it was given: "
+                                          "compute each sum on its own device, torch.ones(3, device=d).",
     "devices.never-empty/why-a": "a for loop over an empty list raises nothing: your own sum_on_each([]) "
                                  "returned [] without a word.",
     "devices.never-empty/why-c": "PyTorch never sees the list: your loop runs once per item, so with no items "
@@ -4670,6 +4692,12 @@ MESSAGES: dict[str, str] = {
     "payoff.crossover/measured-none": "Measured on this machine, {device} against the CPU: from no n up to 1024 is the "
                                       "GPU clearly ahead at every larger size; a quieter run may show it.",
     "payoff.crossover/right": "crossover decides every made-up case right. {measured}",
+    "payoff.crossover/touching": "crossover(on_cpu, on_gpu) returns {got}, but there the GPU's median plus its IQR "
+                                 "only equals the CPU's median less its IQR: level is not ahead. The GPU is ahead "
+                                 "where its upper edge is below the CPU's lower one; here from {want}.",
+    "payoff.crossover/unsorted": "crossover(on_cpu, on_gpu) returns {got} when the dicts list the largest size "
+                                 "first, and {want} when they list the smallest first: walk the sizes in order, "
+                                 "sorted(on_cpu), not in the order the dict happens to hold them.",
     "payoff.crossover/hint": "First decide each size alone: is the GPU clearly ahead, by more than the spread (IQR) of "
                              "either? Then look from the largest size down: where does the run of sizes at which it is "
                              "ahead begin?",
@@ -4693,6 +4721,9 @@ MESSAGES: dict[str, str] = {
     "payoff.copy-every/copies": "with k={k}, the {steps} steps copied values to the CPU {got} times, not {want}: every "
                                 "float(), .item() or .tolist(), and every write of a value into a CPU tensor, is a "
                                 "copy (and on a GPU a wait). Copy a whole group of norms at once.",
+    "payoff.copy-every/too-few": "with k={k}, the {steps} steps copied values to the CPU {got} times, not {want}: "
+                                 "log_every copies once per group of k steps, so that the log reaches the CPU a "
+                                 "group at a time as training goes, not only at the end.",
     "payoff.copy-every/row": "  copy every {k:>4} steps: {time}",
     "payoff.copy-every/right": "log_every logs every norm and copies once per group of k steps. On this machine "
                                "({device}), {steps} steps:\n{rows}\nEvery 100 steps against once: {against}.",
@@ -5216,6 +5247,8 @@ MESSAGES: dict[str, str] = {
     "ddp.scaling-rule/why-c": "(c) is not it: the average of two processes' mean gradients is the mean gradient of "
                               "all 64 examples, about as large as either; and train() ran in one process. Count "
                               "the steps of an epoch instead.",
+    "ddp.scaling-rule/epochs-ignored": "train(32, 0.1, 2) returns {got} losses, not 2: train for the epochs it "
+                                       "is given, one loss after each.",
     "ddp.scaling-rule/hint": "A DataLoader(make_data(), batch_size=batch, shuffle=True), SGD with lr, the usual "
                              "loop; after each epoch the loss of the model on all inputs, under torch.no_grad(). "
                              "Then compare how many steps an epoch takes at batch 32 and at 64.",
@@ -5461,12 +5494,14 @@ def _builds_judge_command(command, want):
     wanted = [w for w in rest if re.match(r"torch(\W|$)", w)]
     if not wanted:
         raise _Wrong("builds.which-build/command-not-pip")
-    pins = [re.fullmatch(r"torch==2\.13(\.0|\.\*)?(\+(cu\d+|cpu))?", "".join(w.split())) for w in wanted]
+    # ==2.13.0, ==2.13, ==2.13.*, and ~=2.13.0, which PEP 440 reads as ==2.13.*
+    pins = [re.fullmatch(r"torch(?:==2\.13(?:\.0|\.\*)?|~=2\.13\.0)(?:\+(?P<build>cu\d+|cpu))?", "".join(w.split()))
+            for w in wanted]
     pin = next((p for p in pins if p), None)  # "torch == 2.13.0" in quotes pins it too
     if pin is None:
         raise _Wrong("builds.which-build/command-unpinned", got=" ".join(wanted))
-    if pin[3] is not None and pin[3] != want:  # torch==2.13.0+cu130: another build than the index's
-        raise _Wrong("builds.which-build/command-other-build", got=pin[0], build=pin[3], want=want)
+    if pin["build"] is not None and pin["build"] != want:  # torch==2.13.0+cu130: another build than the index's
+        raise _Wrong("builds.which-build/command-other-build", got=pin[0], build=pin["build"], want=want)
     index = None
     for i, word in enumerate(rest):
         if word in ("--index-url", "-i") and i + 1 < len(rest):
@@ -5824,6 +5859,12 @@ def _ddp_scaling_rule(train, closer, why):
             raise _Wrong("ddp.scaling-rule/losses", call=f"train({batch}, {lr})",
                          got=", ".join(f"{x:.3f}" for x in losses),
                          want=", ".join(f"{x:.2f}" for x in reference[(batch, lr)]))
+    with torch.random.fork_rng(devices=[]):
+        two = train(32, 0.1, 2)
+    if isinstance(two, torch.Tensor):
+        two = two.tolist()
+    if not isinstance(two, (list, tuple)) or len(two) != 2:
+        raise _Wrong("ddp.scaling-rule/epochs-ignored", got=len(two) if isinstance(two, (list, tuple)) else "?")
     closer = _expect(closer, float, "closer")
     if closer not in (0.1, 0.2):
         raise _Wrong("ddp.scaling-rule/closer-not-a-rate", got=repr(closer))
@@ -5909,7 +5950,7 @@ def _ddp_practice_hang(error, seconds, pids):
         raise _Wrong("ddp-practice.hang/other-error", kind=type(error).__name__)
     seconds = _ddp_practice_number(seconds, "seconds")
     text = str(error)
-    if seconds < 5:
+    if seconds <= 5:  # the group's timeout alone, a figure from the text rather than the clock
         raise _Wrong("ddp-practice.hang/too-soon", seconds=seconds)
     if seconds >= 60:
         raise _Wrong("ddp-practice.hang/too-late", seconds=seconds)
@@ -5934,12 +5975,25 @@ def _ddp_practice_hang(error, seconds, pids):
             "pids": _say("core/and").join(map(str, pids))}
 
 
+class _DdpPracticeHead(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.submodule = torch.nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.submodule(x)
+
+
 def _ddp_practice_model(seed):
-    """A small model with a buffer and a BatchNorm, whose state dict carries _metadata (versions)."""
+    """A small model with a buffer and a BatchNorm, whose state dict carries _metadata (versions). Its
+    names trip the usual slips in removing the prefix: `k.lstrip("module.")` strips characters, and turns
+    embed.weight into bed.weight; `k.replace("module.", "")` removes it anywhere, and turns
+    head.submodule.weight into head.subweight. Only the front "module." goes."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, 2))
-        model[1].running_mean += torch.arange(8.0)  # a buffer that differs from a new model's
+        model = torch.nn.Sequential(collections.OrderedDict(
+            embed=torch.nn.Linear(4, 8), norm=torch.nn.BatchNorm1d(8), head=_DdpPracticeHead()))
+        model.norm.running_mean += torch.arange(8.0)  # a buffer that differs from a new model's
     return model
 
 
@@ -6215,6 +6269,25 @@ def _devices_same_place(same_place):
                 raise _Wrong(key, a=a, b=b, said=said, want=same, machine=machine, current=current)
 
 
+class _DevicesAsked(torch.overrides.TorchFunctionMode):
+    """Every device a call names while it is active (a factory's device=, .to(d), .cuda(i) aside): whether
+    an answer computes on the devices it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.asked: list[torch.device] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for value in [*args, *kwargs.values()]:
+            if isinstance(value, (torch.device, str)):
+                try:
+                    self.asked.append(torch.device(value))
+                except (RuntimeError, TypeError):
+                    pass  # a string that names no device
+        return func(*args, **kwargs)
+
+
 @_register("devices.never-empty", hint="devices.never-empty/hint")
 def _devices_never_empty(sum_on_each, why):
     _expect_callable(sum_on_each, "sum_on_each")
@@ -6229,6 +6302,11 @@ def _devices_never_empty(sum_on_each, why):
             value = s.item() if isinstance(s, torch.Tensor) and s.numel() == 1 else s
             if not isinstance(value, numbers.Real) or value != 3:
                 raise _Wrong("devices.never-empty/values", case=name, got=repr(sums))
+    named = torch.device("cpu", 0)  # the CPU by another name: an answer that computes on the CPU anyway ignores it
+    with _DevicesAsked() as spy:
+        sum_on_each([named])
+    if named not in spy.asked:
+        raise _Wrong("devices.never-empty/ignores-device")
     if not isinstance(why, str):
         raise _Wrong("devices.never-empty/choice", got=repr(why))
     letter = _letter(why, "why", "devices.never-empty/choice")  # "B" and "b)" are b too
@@ -6317,7 +6395,8 @@ class _LoadingClock:
 
 
 class _LoadingFakeLoader:
-    """Stands in for DataLoader: starting the workers (``iter``) costs START seconds, each batch BATCH."""
+    """Stands in for DataLoader: starting the workers (``iter``) costs START seconds, each batch BATCH;
+    with ``persistent_workers=True`` the workers start at the first ``iter`` only, as DataLoader's do."""
 
     START, BATCH = 1.0, 0.01
     made: ClassVar[list] = []
@@ -6327,10 +6406,13 @@ class _LoadingFakeLoader:
         self.kwargs = dict(kwargs)
         self.num_workers = self.kwargs.get("num_workers", 0)
         self.iterated = 0
+        self.started = False
         _LoadingFakeLoader.made.append(self)
 
     def __iter__(self):
-        self.clock.now += self.START if self.kwargs.get("num_workers", 0) else 0.0
+        if self.kwargs.get("num_workers", 0) and not (self.started and self.kwargs.get("persistent_workers")):
+            self.clock.now += self.START
+        self.started = True
         self.iterated = 0
         return self
 
@@ -6345,6 +6427,16 @@ class _LoadingFakeLoader:
         return 22
 
 
+def _loading_globals_of(fn):
+    """The module globals ``fn`` reads its names from: a function's own, or those of the function behind a
+    callable object (its class's __call__), a bound method or a functools.partial."""
+    for f in (fn, getattr(fn, "func", None), getattr(fn, "__func__", None), vars(type(fn)).get("__call__")):
+        found = getattr(f, "__globals__", None)
+        if isinstance(found, dict):
+            return found
+    return {}
+
+
 def _loading_with_fakes(fn, *args, names=("DataLoader",), fakes=None):
     """Run ``fn(*args)`` with ``DataLoader`` (also as imported into ``fn``'s module) and the clocks
     of ``time`` and ``timeit`` replaced by stand-ins; return (its result, the clock)."""
@@ -6357,7 +6449,7 @@ def _loading_with_fakes(fn, *args, names=("DataLoader",), fakes=None):
     module_targets += [(utils_module, n) for n in names if n != "DataLoader" and utils_module is not None]
     clocks = {n: clock.read for n in _LoadingClock.NAMES} | {n + "_ns": clock.read_ns for n in _LoadingClock.NAMES}
     originals = {(m, n): getattr(m, n) for m, n in module_targets} | {(time, n): getattr(time, n) for n in clocks}
-    names_of_fn = getattr(fn, "__globals__", {})
+    names_of_fn = _loading_globals_of(fn)
     real_ids = {id(v): k[1] for k, v in originals.items()}
     swapped = {k: v for k, v in names_of_fn.items() if callable(v) and id(v) in real_ids}
     for name in names:  # a helper the notebook defined itself, in its #@save cell: another object
@@ -7205,6 +7297,11 @@ _PAYOFF_CASES = {  # name: (the CPU's timings, the GPU's, the crossover)
                                         (2e-3, 2e-5)]), 256),
     "always": (_PAYOFF_CPU, _payoff_times([(1e-6, 1e-8)] * 6), 32),
     "never": (_PAYOFF_CPU, _payoff_times([(1.0, 1e-3)] * 6), None),
+    # at 128 the GPU's median plus its IQR equals the CPU's median less its IQR, exactly (powers of two):
+    # level is not below, so the crossover is 256
+    "touching": (_payoff_times([(0.5, 0.125)] * 6),
+                 _payoff_times([(1.0, 0.125), (1.0, 0.125), (0.25, 0.125), (0.125, 0.0625), (0.125, 0.0625),
+                                (0.125, 0.0625)]), 256),
 }
 
 
@@ -7222,6 +7319,10 @@ def _payoff_crossover(crossover):
         if case in ("gpu-spread", "cpu-spread"):
             raise _Wrong("payoff.crossover/overlap", got=got, gpu=on_gpu[128], cpu=on_cpu[128], want=want)
         raise _Wrong(f"payoff.crossover/{case}", got=got, want=want)
+    on_cpu, on_gpu, want = _PAYOFF_CASES["clear"]
+    largest_first = crossover(dict(reversed(on_cpu.items())), dict(reversed(on_gpu.items())))
+    if largest_first != want:  # the sizes walked in the dict's order, not from the smallest
+        raise _Wrong("payoff.crossover/unsorted", got=largest_first, want=want)
     return {"measured": _payoff_crossover_on_this_machine(crossover)}
 
 
@@ -7373,6 +7474,8 @@ def _payoff_copy_every(log_every):
             raise _Wrong("payoff.copy-every/values")
         if copies > want:
             raise _Wrong("payoff.copy-every/copies", k=k, steps=steps, got=copies, want=want)
+        if copies < want:  # k ignored: the log copied at the end only, not a group at a time
+            raise _Wrong("payoff.copy-every/too-few", k=k, steps=steps, got=copies, want=want)
     return _payoff_copy_every_on_this_machine(log_every)
 
 

@@ -88,12 +88,14 @@ def _builds_judge_command(command, want):
     wanted = [w for w in rest if re.match(r"torch(\W|$)", w)]
     if not wanted:
         raise _Wrong("builds.which-build/command-not-pip")
-    pins = [re.fullmatch(r"torch==2\.13(\.0|\.\*)?(\+(cu\d+|cpu))?", "".join(w.split())) for w in wanted]
+    # ==2.13.0, ==2.13, ==2.13.*, and ~=2.13.0, which PEP 440 reads as ==2.13.*
+    pins = [re.fullmatch(r"torch(?:==2\.13(?:\.0|\.\*)?|~=2\.13\.0)(?:\+(?P<build>cu\d+|cpu))?", "".join(w.split()))
+            for w in wanted]
     pin = next((p for p in pins if p), None)  # "torch == 2.13.0" in quotes pins it too
     if pin is None:
         raise _Wrong("builds.which-build/command-unpinned", got=" ".join(wanted))
-    if pin[3] is not None and pin[3] != want:  # torch==2.13.0+cu130: another build than the index's
-        raise _Wrong("builds.which-build/command-other-build", got=pin[0], build=pin[3], want=want)
+    if pin["build"] is not None and pin["build"] != want:  # torch==2.13.0+cu130: another build than the index's
+        raise _Wrong("builds.which-build/command-other-build", got=pin[0], build=pin["build"], want=want)
     index = None
     for i, word in enumerate(rest):
         if word in ("--index-url", "-i") and i + 1 < len(rest):

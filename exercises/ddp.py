@@ -235,6 +235,12 @@ def _ddp_scaling_rule(train, closer, why):
             raise _Wrong("ddp.scaling-rule/losses", call=f"train({batch}, {lr})",
                          got=", ".join(f"{x:.3f}" for x in losses),
                          want=", ".join(f"{x:.2f}" for x in reference[(batch, lr)]))
+    with torch.random.fork_rng(devices=[]):
+        two = train(32, 0.1, 2)
+    if isinstance(two, torch.Tensor):
+        two = two.tolist()
+    if not isinstance(two, (list, tuple)) or len(two) != 2:
+        raise _Wrong("ddp.scaling-rule/epochs-ignored", got=len(two) if isinstance(two, (list, tuple)) else "?")
     closer = _expect(closer, float, "closer")
     if closer not in (0.1, 0.2):
         raise _Wrong("ddp.scaling-rule/closer-not-a-rate", got=repr(closer))

@@ -180,6 +180,25 @@ def _devices_same_place(same_place):
                 raise _Wrong(key, a=a, b=b, said=said, want=same, machine=machine, current=current)
 
 
+class _DevicesAsked(torch.overrides.TorchFunctionMode):
+    """Every device a call names while it is active (a factory's device=, .to(d), .cuda(i) aside): whether
+    an answer computes on the devices it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.asked: list[torch.device] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for value in [*args, *kwargs.values()]:
+            if isinstance(value, (torch.device, str)):
+                try:
+                    self.asked.append(torch.device(value))
+                except (RuntimeError, TypeError):
+                    pass  # a string that names no device
+        return func(*args, **kwargs)
+
+
 @_register("devices.never-empty", hint="devices.never-empty/hint")
 def _devices_never_empty(sum_on_each, why):
     _expect_callable(sum_on_each, "sum_on_each")
@@ -194,6 +213,11 @@ def _devices_never_empty(sum_on_each, why):
             value = s.item() if isinstance(s, torch.Tensor) and s.numel() == 1 else s
             if not isinstance(value, numbers.Real) or value != 3:
                 raise _Wrong("devices.never-empty/values", case=name, got=repr(sums))
+    named = torch.device("cpu", 0)  # the CPU by another name: an answer that computes on the CPU anyway ignores it
+    with _DevicesAsked() as spy:
+        sum_on_each([named])
+    if named not in spy.asked:
+        raise _Wrong("devices.never-empty/ignores-device")
     if not isinstance(why, str):
         raise _Wrong("devices.never-empty/choice", got=repr(why))
     letter = _letter(why, "why", "devices.never-empty/choice")  # "B" and "b)" are b too

@@ -51,7 +51,8 @@ class _LoadingClock:
 
 
 class _LoadingFakeLoader:
-    """Stands in for DataLoader: starting the workers (``iter``) costs START seconds, each batch BATCH."""
+    """Stands in for DataLoader: starting the workers (``iter``) costs START seconds, each batch BATCH;
+    with ``persistent_workers=True`` the workers start at the first ``iter`` only, as DataLoader's do."""
 
     START, BATCH = 1.0, 0.01
     made: ClassVar[list] = []
@@ -61,10 +62,13 @@ class _LoadingFakeLoader:
         self.kwargs = dict(kwargs)
         self.num_workers = self.kwargs.get("num_workers", 0)
         self.iterated = 0
+        self.started = False
         _LoadingFakeLoader.made.append(self)
 
     def __iter__(self):
-        self.clock.now += self.START if self.kwargs.get("num_workers", 0) else 0.0
+        if self.kwargs.get("num_workers", 0) and not (self.started and self.kwargs.get("persistent_workers")):
+            self.clock.now += self.START
+        self.started = True
         self.iterated = 0
         return self
 
@@ -79,6 +83,16 @@ class _LoadingFakeLoader:
         return 22
 
 
+def _loading_globals_of(fn):
+    """The module globals ``fn`` reads its names from: a function's own, or those of the function behind a
+    callable object (its class's __call__), a bound method or a functools.partial."""
+    for f in (fn, getattr(fn, "func", None), getattr(fn, "__func__", None), vars(type(fn)).get("__call__")):
+        found = getattr(f, "__globals__", None)
+        if isinstance(found, dict):
+            return found
+    return {}
+
+
 def _loading_with_fakes(fn, *args, names=("DataLoader",), fakes=None):
     """Run ``fn(*args)`` with ``DataLoader`` (also as imported into ``fn``'s module) and the clocks
     of ``time`` and ``timeit`` replaced by stand-ins; return (its result, the clock)."""
@@ -91,7 +105,7 @@ def _loading_with_fakes(fn, *args, names=("DataLoader",), fakes=None):
     module_targets += [(utils_module, n) for n in names if n != "DataLoader" and utils_module is not None]
     clocks = {n: clock.read for n in _LoadingClock.NAMES} | {n + "_ns": clock.read_ns for n in _LoadingClock.NAMES}
     originals = {(m, n): getattr(m, n) for m, n in module_targets} | {(time, n): getattr(time, n) for n in clocks}
-    names_of_fn = getattr(fn, "__globals__", {})
+    names_of_fn = _loading_globals_of(fn)
     real_ids = {id(v): k[1] for k, v in originals.items()}
     swapped = {k: v for k, v in names_of_fn.items() if callable(v) and id(v) in real_ids}
     for name in names:  # a helper the notebook defined itself, in its #@save cell: another object

@@ -134,6 +134,8 @@ MESSAGES: dict[str, str] = {
     "devices.never-empty/count": "sum_on_each({case}) returns {n} sum(s) for {m} device(s): one per device.",
     "devices.never-empty/values": "sum_on_each({case}) returns {got}: each sum of torch.ones(3) is 3.",
     "devices.never-empty/choice": 'why should be one of "a", "b" or "c", but it is {got}.',
+    "devices.never-empty/ignores-device": "sum_on_each([cpu:0]) made no tensor on cpu:0, the device it was given: "
+                                          "compute each sum on its own device, torch.ones(3, device=d).",
     "devices.never-empty/why-a": "a for loop over an empty list raises nothing: your own sum_on_each([]) "
                                  "returned [] without a word.",
     "devices.never-empty/why-c": "PyTorch never sees the list: your loop runs once per item, so with no items "
@@ -415,6 +417,12 @@ MESSAGES: dict[str, str] = {
     "payoff.crossover/measured-none": "Measured on this machine, {device} against the CPU: from no n up to 1024 is the "
                                       "GPU clearly ahead at every larger size; a quieter run may show it.",
     "payoff.crossover/right": "crossover decides every made-up case right. {measured}",
+    "payoff.crossover/touching": "crossover(on_cpu, on_gpu) returns {got}, but there the GPU's median plus its IQR "
+                                 "only equals the CPU's median less its IQR: level is not ahead. The GPU is ahead "
+                                 "where its upper edge is below the CPU's lower one; here from {want}.",
+    "payoff.crossover/unsorted": "crossover(on_cpu, on_gpu) returns {got} when the dicts list the largest size "
+                                 "first, and {want} when they list the smallest first: walk the sizes in order, "
+                                 "sorted(on_cpu), not in the order the dict happens to hold them.",
     "payoff.crossover/hint": "First decide each size alone: is the GPU clearly ahead, by more than the spread (IQR) of "
                              "either? Then look from the largest size down: where does the run of sizes at which it is "
                              "ahead begin?",
@@ -438,6 +446,9 @@ MESSAGES: dict[str, str] = {
     "payoff.copy-every/copies": "with k={k}, the {steps} steps copied values to the CPU {got} times, not {want}: every "
                                 "float(), .item() or .tolist(), and every write of a value into a CPU tensor, is a "
                                 "copy (and on a GPU a wait). Copy a whole group of norms at once.",
+    "payoff.copy-every/too-few": "with k={k}, the {steps} steps copied values to the CPU {got} times, not {want}: "
+                                 "log_every copies once per group of k steps, so that the log reaches the CPU a "
+                                 "group at a time as training goes, not only at the end.",
     "payoff.copy-every/row": "  copy every {k:>4} steps: {time}",
     "payoff.copy-every/right": "log_every logs every norm and copies once per group of k steps. On this machine "
                                "({device}), {steps} steps:\n{rows}\nEvery 100 steps against once: {against}.",
@@ -961,6 +972,8 @@ MESSAGES: dict[str, str] = {
     "ddp.scaling-rule/why-c": "(c) is not it: the average of two processes' mean gradients is the mean gradient of "
                               "all 64 examples, about as large as either; and train() ran in one process. Count "
                               "the steps of an epoch instead.",
+    "ddp.scaling-rule/epochs-ignored": "train(32, 0.1, 2) returns {got} losses, not 2: train for the epochs it "
+                                       "is given, one loss after each.",
     "ddp.scaling-rule/hint": "A DataLoader(make_data(), batch_size=batch, shuffle=True), SGD with lr, the usual "
                              "loop; after each epoch the loss of the model on all inputs, under torch.no_grad(). "
                              "Then compare how many steps an epoch takes at batch 32 and at 64.",

@@ -51,6 +51,11 @@ _PAYOFF_CASES = {  # name: (the CPU's timings, the GPU's, the crossover)
                                         (2e-3, 2e-5)]), 256),
     "always": (_PAYOFF_CPU, _payoff_times([(1e-6, 1e-8)] * 6), 32),
     "never": (_PAYOFF_CPU, _payoff_times([(1.0, 1e-3)] * 6), None),
+    # at 128 the GPU's median plus its IQR equals the CPU's median less its IQR, exactly (powers of two):
+    # level is not below, so the crossover is 256
+    "touching": (_payoff_times([(0.5, 0.125)] * 6),
+                 _payoff_times([(1.0, 0.125), (1.0, 0.125), (0.25, 0.125), (0.125, 0.0625), (0.125, 0.0625),
+                                (0.125, 0.0625)]), 256),
 }
 
 
@@ -68,6 +73,10 @@ def _payoff_crossover(crossover):
         if case in ("gpu-spread", "cpu-spread"):
             raise _Wrong("payoff.crossover/overlap", got=got, gpu=on_gpu[128], cpu=on_cpu[128], want=want)
         raise _Wrong(f"payoff.crossover/{case}", got=got, want=want)
+    on_cpu, on_gpu, want = _PAYOFF_CASES["clear"]
+    largest_first = crossover(dict(reversed(on_cpu.items())), dict(reversed(on_gpu.items())))
+    if largest_first != want:  # the sizes walked in the dict's order, not from the smallest
+        raise _Wrong("payoff.crossover/unsorted", got=largest_first, want=want)
     return {"measured": _payoff_crossover_on_this_machine(crossover)}
 
 
@@ -218,6 +227,8 @@ def _payoff_copy_every(log_every):
             raise _Wrong("payoff.copy-every/values")
         if copies > want:
             raise _Wrong("payoff.copy-every/copies", k=k, steps=steps, got=copies, want=want)
+        if copies < want:  # k ignored: the log copied at the end only, not a group at a time
+            raise _Wrong("payoff.copy-every/too-few", k=k, steps=steps, got=copies, want=want)
     return _payoff_copy_every_on_this_machine(log_every)
 
 

@@ -243,3 +243,10 @@ def test_found_version_and_arch_list_accept_numpy_and_tensor_forms_of_the_right_
     assert ok and "Only the RTX 5090 is left out" in out
     ok, out = said(capsys, "builds.found-version", "12.4", np.float64(13.5), "a")
     assert not ok and "pip_installed should be an int, but it is a float64." in out
+
+
+def test_which_build_accepts_a_compatible_release_pin_as_pep_440_reads_it(capsys):
+    """`torch~=2.13.0` means `torch==2.13.*`: pinned to the release, as the lesson asks."""
+    command = COMMAND.replace("torch==2.13.0", "torch~=2.13.0")
+    assert check("builds.which-build", dict(BUILD), command), said(capsys)
+    assert not check("builds.which-build", dict(BUILD), COMMAND.replace("torch==2.13.0", "torch~=2.13"))

@@ -274,3 +274,8 @@ def test_uneven_data_catches_wrong_types_and_reasons(capsys):
     assert "(c) is not it: a smaller last batch happens in one process too" in said(capsys)
     assert not check("ddp.uneven-data", rank_shares, ...)
     assert said(capsys).startswith("Not answered yet")
+
+
+def test_scaling_rule_catches_a_train_that_ignores_its_epochs(capsys):
+    assert not check("ddp.scaling-rule", lambda batch, lr, epochs=3: train(batch, lr, 3), 0.2, "a")
+    assert "train(32, 0.1, 2) returns 3 losses, not 2" in said(capsys)

@@ -164,7 +164,7 @@ def test_load_anywhere_catches_a_load_of_the_prefix_as_it_is_or_skipped(capsys):
     assert not check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state))
     assert "loading the same names with module. in front fails (missing or unexpected names)" in said(capsys)
     assert not check("ddp-practice.load-anywhere", lambda model, state: model.load_state_dict(state, strict=False))
-    assert "the model does not hold the checkpoint's 0.weight" in said(capsys)
+    assert "the model does not hold the checkpoint's embed.weight" in said(capsys)
     assert not check("ddp-practice.load-anywhere", {"module.0.weight": 1})
     assert "load_anywhere should be a function you wrote (def ...), but it is a dict" in said(capsys)
 
@@ -231,3 +231,20 @@ def test_less_work_catches_the_wrong_reasons(capsys):
     assert "(b) is not it: torch.set_num_threads(1) sets how many threads" in said(capsys)
     assert not check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "c")
     assert "(c) is not it: two 32 × 32 float matrices take 8 KB" in said(capsys)
+
+
+def test_load_anywhere_catches_a_prefix_stripped_as_characters_or_removed_everywhere(capsys):
+    """`lstrip("module.")` strips a set of characters, `replace("module.", "")` every occurrence: both pass on
+    names like 0.weight, and break embed.weight and head.submodule.weight."""
+    def strip_chars(model, state):
+        return model.load_state_dict({k.lstrip("module."): v for k, v in state.items()})
+
+    def replace_all(model, state):
+        return model.load_state_dict({k.replace("module.", ""): v for k, v in state.items()})
+
+    for wrong in (strip_chars, replace_all):
+        assert not check("ddp-practice.load-anywhere", wrong)
+    for right in (lambda model, state: model.load_state_dict({k.removeprefix("module."): v for k, v in state.items()}),
+                  lambda model, state: model.load_state_dict(
+                      {(k[len("module."):] if k.startswith("module.") else k): v for k, v in state.items()})):
+        assert check("ddp-practice.load-anywhere", right), said(capsys)

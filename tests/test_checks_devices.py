@@ -377,3 +377,14 @@ def test_a_driver_too_old_for_the_build_raises_pytorchs_too_old_words_not_no_dri
     assert str(raised.value).startswith("The NVIDIA driver on your system is too old (found version 11040)")
     with utils._devices_simulated(n_cuda=0), pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
         torch.cuda.current_device()
+
+
+def test_never_empty_accepts_each_way_to_put_the_sum_on_its_device_and_rejects_a_device_ignored(capsys):
+    """The right idea on the wrong device: a sum made on the CPU whatever device it is given looks right on
+    a machine without a GPU, so the check hands it the CPU by another name, cpu:0, and sees whether it is used."""
+    for right in (lambda ds: [torch.ones(3).to(d).sum().item() for d in ds],
+                  lambda ds: [float(torch.ones(3, device=str(d)).sum()) for d in ds],
+                  lambda ds: [torch.full((3,), 1.0, device=d).sum() for d in ds]):
+        assert said(capsys, "devices.never-empty", right, "b")[0]
+    ok, out = said(capsys, "devices.never-empty", lambda ds: [torch.ones(3).sum().item() for d in ds], "b")
+    assert not ok and "made no tensor on cpu:0, the device it was given" in out

@@ -345,3 +345,13 @@ def test_copy_every_counts_writes_into_a_tensor_made_on_the_cpu_by_name(stub_rea
 
     assert not check("payoff.copy-every", named_cpu_buffer)
     assert "with k=100, the 250 steps copied values to the CPU 250 times, not 3" in said(capsys)
+
+
+def test_copy_every_rejects_a_log_that_ignores_k_and_copies_once_at_the_end(stub_real_runs, capsys):
+    """Fewer copies than one per group of k steps is not the exercise either: k is ignored."""
+    def log_every(m, k, steps=1000):
+        log = [torch.linalg.matrix_norm(m @ m) for _ in range(steps)]
+        return torch.stack(log).tolist()
+
+    assert not check("payoff.copy-every", log_every)
+    assert "copies once per group of k steps, so that the log reaches the CPU a group at a time" in said(capsys)
