@@ -3092,8 +3092,12 @@ MESSAGES_ZH: dict[str, str] = {
         'launch 抛出的是 {kind}，而不是脚本失败时的 RuntimeError。请读一读它的消息，改正调用，再运行一次。'
     ),
     'ddp-practice.hang/too-soon': (
-        'seconds 是 {seconds:.1f}，比进程组 5 秒的超时还短。要么脚本在 rank 0 进入全归约等待之前就失败了（请读一读报'
-        '错），要么计时没有覆盖整个 launch 调用。'
+        'seconds 是 {seconds:.1f}，但这次启动所用的时间比进程组 5 s 的超时还长，rank 0 要等到超时才会失败。请用时钟给'
+        '整个启动调用计时（在它前后各调用一次 time.perf_counter()）。如果脚本更早就失败了，请读一读报错。'
+    ),
+    'ddp-practice.hang/not-seconds': (
+        'seconds 是 {seconds:.1f}，超过了一小时，而超时会让这次启动在一分钟之内结束。time.perf_counter() 之差的单位是'
+        '秒，这些是毫秒或纳秒吗？'
     ),
     'ddp-practice.hang/too-late': (
         'seconds 是 {seconds:.1f}，比 rank 1 睡的那一分钟还长，说明进程组 5 秒的超时没有结束等待。脚本中的超时是 5 秒'
@@ -3192,6 +3196,9 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'builds.which-build/command-unpinned': (
         'command 安装 {got} 时没有固定版本号。请写成 torch==2.13.0，否则 pip 可能悄悄装上那个索引中的另一个版本。'
+    ),
+    'builds.which-build/command-other-release': (
+        'command 固定的是 {got}，不是练习要求的 2.13.0 版：请写 torch==2.13.0。'
     ),
     'builds.which-build/command-no-index': (
         'command 中没有 --index-url，pip 就会装上 PyPI 上的版本。在 Linux 上那是 CUDA 13 版，这个驱动运行不了。'
@@ -5286,9 +5293,13 @@ MESSAGES: dict[str, str] = {
                                         "init_process_group timeout=timedelta(seconds=5).",
     "ddp-practice.hang/other-error": "launch raised {kind}, not the RuntimeError of a script that failed: read its "
                                      "message, fix the call, and run it again.",
-    "ddp-practice.hang/too-soon": "seconds is {seconds:.1f}, less than the group's timeout of 5 s: the script failed "
-                                 "before rank 0 waited in the all-reduce (read the error), or the clock did not "
-                                 "time the whole launch call.",
+    "ddp-practice.hang/too-soon": "seconds is {seconds:.1f}, but the launch takes longer than the group's timeout of "
+                                 "5 s, which rank 0 waits out before it fails: time the whole launch call with the "
+                                 "clock (time.perf_counter() before and after), or read the error if the script "
+                                 "failed sooner.",
+    "ddp-practice.hang/not-seconds": "seconds is {seconds:.1f}: more than an hour for a launch that a timeout ends "
+                                     "within a minute. time.perf_counter() differences are in seconds; were these "
+                                     "milliseconds or nanoseconds?",
     "ddp-practice.hang/too-late": "seconds is {seconds:.1f}, longer than rank 1's minute of sleep: the group's 5 s "
                                   "timeout did not end the wait. Is the script's timeout 5 seconds?",
     "ddp-practice.hang/pids": "pids should be a list of the two process ids the ranks printed, but it is {got}.",
@@ -5366,6 +5377,8 @@ MESSAGES: dict[str, str] = {
     "builds.which-build/command-unpinned": "command installs {got} without pinning the release: write "
                                            "torch==2.13.0, or pip may quietly install another release that "
                                            "index has.",
+    "builds.which-build/command-other-release": "command pins {got}, another release than the 2.13.0 the "
+                                                "exercise asks for: torch==2.13.0.",
     "builds.which-build/command-no-index": "command names no --index-url, so pip installs PyPI's build: on "
                                            "Linux a CUDA 13 build, which this driver cannot run.",
     "builds.which-build/command-index": "command installs from {got}: the {want} build comes from "
@@ -5498,6 +5511,10 @@ def _builds_judge_command(command, want):
     pins = [re.fullmatch(r"torch(?:==2\.13(?:\.0|\.\*)?|~=2\.13\.0)(?:\+(?P<build>cu\d+|cpu))?", "".join(w.split()))
             for w in wanted]
     pin = next((p for p in pins if p), None)  # "torch == 2.13.0" in quotes pins it too
+    release = r"torch(==|~=)\d+\.\d+(\.\d+|\.\*)?(\+\w+)?"  # a pin, of another release
+    other = next((w for w in wanted if re.fullmatch(release, "".join(w.split()))), None)
+    if pin is None and other is not None:
+        raise _Wrong("builds.which-build/command-other-release", got=other)
     if pin is None:
         raise _Wrong("builds.which-build/command-unpinned", got=" ".join(wanted))
     if pin["build"] is not None and pin["build"] != want:  # torch==2.13.0+cu130: another build than the index's
@@ -5952,6 +5969,8 @@ def _ddp_practice_hang(error, seconds, pids):
     text = str(error)
     if seconds <= 5:  # the group's timeout alone, a figure from the text rather than the clock
         raise _Wrong("ddp-practice.hang/too-soon", seconds=seconds)
+    if seconds >= 3600:  # another unit: milliseconds or nanoseconds
+        raise _Wrong("ddp-practice.hang/not-seconds", seconds=seconds)
     if seconds >= 60:
         raise _Wrong("ddp-practice.hang/too-late", seconds=seconds)
 

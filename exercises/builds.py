@@ -92,6 +92,10 @@ def _builds_judge_command(command, want):
     pins = [re.fullmatch(r"torch(?:==2\.13(?:\.0|\.\*)?|~=2\.13\.0)(?:\+(?P<build>cu\d+|cpu))?", "".join(w.split()))
             for w in wanted]
     pin = next((p for p in pins if p), None)  # "torch == 2.13.0" in quotes pins it too
+    release = r"torch(==|~=)\d+\.\d+(\.\d+|\.\*)?(\+\w+)?"  # a pin, of another release
+    other = next((w for w in wanted if re.fullmatch(release, "".join(w.split()))), None)
+    if pin is None and other is not None:
+        raise _Wrong("builds.which-build/command-other-release", got=other)
     if pin is None:
         raise _Wrong("builds.which-build/command-unpinned", got=" ".join(wanted))
     if pin["build"] is not None and pin["build"] != want:  # torch==2.13.0+cu130: another build than the index's

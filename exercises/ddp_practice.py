@@ -51,6 +51,8 @@ def _ddp_practice_hang(error, seconds, pids):
     text = str(error)
     if seconds <= 5:  # the group's timeout alone, a figure from the text rather than the clock
         raise _Wrong("ddp-practice.hang/too-soon", seconds=seconds)
+    if seconds >= 3600:  # another unit: milliseconds or nanoseconds
+        raise _Wrong("ddp-practice.hang/not-seconds", seconds=seconds)
     if seconds >= 60:
         raise _Wrong("ddp-practice.hang/too-late", seconds=seconds)
 

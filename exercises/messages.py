@@ -1011,9 +1011,13 @@ MESSAGES: dict[str, str] = {
                                         "init_process_group timeout=timedelta(seconds=5).",
     "ddp-practice.hang/other-error": "launch raised {kind}, not the RuntimeError of a script that failed: read its "
                                      "message, fix the call, and run it again.",
-    "ddp-practice.hang/too-soon": "seconds is {seconds:.1f}, less than the group's timeout of 5 s: the script failed "
-                                 "before rank 0 waited in the all-reduce (read the error), or the clock did not "
-                                 "time the whole launch call.",
+    "ddp-practice.hang/too-soon": "seconds is {seconds:.1f}, but the launch takes longer than the group's timeout of "
+                                 "5 s, which rank 0 waits out before it fails: time the whole launch call with the "
+                                 "clock (time.perf_counter() before and after), or read the error if the script "
+                                 "failed sooner.",
+    "ddp-practice.hang/not-seconds": "seconds is {seconds:.1f}: more than an hour for a launch that a timeout ends "
+                                     "within a minute. time.perf_counter() differences are in seconds; were these "
+                                     "milliseconds or nanoseconds?",
     "ddp-practice.hang/too-late": "seconds is {seconds:.1f}, longer than rank 1's minute of sleep: the group's 5 s "
                                   "timeout did not end the wait. Is the script's timeout 5 seconds?",
     "ddp-practice.hang/pids": "pids should be a list of the two process ids the ranks printed, but it is {got}.",
@@ -1091,6 +1095,8 @@ MESSAGES: dict[str, str] = {
     "builds.which-build/command-unpinned": "command installs {got} without pinning the release: write "
                                            "torch==2.13.0, or pip may quietly install another release that "
                                            "index has.",
+    "builds.which-build/command-other-release": "command pins {got}, another release than the 2.13.0 the "
+                                                "exercise asks for: torch==2.13.0.",
     "builds.which-build/command-no-index": "command names no --index-url, so pip installs PyPI's build: on "
                                            "Linux a CUDA 13 build, which this driver cannot run.",
     "builds.which-build/command-index": "command installs from {got}: the {want} build comes from "

@@ -248,5 +248,10 @@ def test_found_version_and_arch_list_accept_numpy_and_tensor_forms_of_the_right_
 def test_which_build_accepts_a_compatible_release_pin_as_pep_440_reads_it(capsys):
     """`torch~=2.13.0` means `torch==2.13.*`: pinned to the release, as the lesson asks."""
     command = COMMAND.replace("torch==2.13.0", "torch~=2.13.0")
-    assert check("builds.which-build", dict(BUILD), command), said(capsys)
+    assert said(capsys, "builds.which-build", dict(BUILD), command)[0]
     assert not check("builds.which-build", dict(BUILD), COMMAND.replace("torch==2.13.0", "torch~=2.13"))
+
+
+def test_which_build_says_when_the_command_pins_another_release(capsys):
+    ok, out = said(capsys, "builds.which-build", dict(BUILD), COMMAND.replace("torch==2.13.0", "torch==2.12.0"))
+    assert not ok and "command pins torch==2.12.0, another release than the 2.13.0" in out

@@ -81,7 +81,11 @@ def test_hang_catches_a_launch_that_its_own_timeout_ended(capsys, ended):
 
 def test_hang_catches_a_time_shorter_than_the_groups_timeout(capsys, ended):
     assert not check("ddp-practice.hang", failed_launch(ended), 0.002, ended)
-    assert "seconds is 0.0, less than the group's timeout of 5 s" in said(capsys)
+    assert "seconds is 0.0, but the launch takes longer than the group's timeout of 5 s" in said(capsys)
+    assert not check("ddp-practice.hang", failed_launch(ended), 5.0, ended)  # the timeout itself, from the text
+    assert "time the whole launch call with the clock" in said(capsys)
+    assert not check("ddp-practice.hang", failed_launch(ended), 13057.3, ended)  # milliseconds
+    assert "were these milliseconds or nanoseconds?" in said(capsys)
 
 
 def test_hang_catches_process_ids_not_of_the_launch_and_one_still_running(capsys, ended):

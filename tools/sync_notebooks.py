@@ -209,13 +209,17 @@ def embed_diagrams(cell: nbformat.NotebookNode) -> None:
 
 
 def solutions_skeleton(lesson: Lesson) -> nbformat.NotebookNode:
-    """A new solutions notebook: one exercise heading per exercise the lesson lists."""
+    """A new solutions notebook: one heading per exercise of the lesson (`### Exercise N · Title` cells,
+    or a numbered list under `## Exercises` in a draft)."""
     nb = nbformat.v4.new_notebook()
-    exercises = [line for line in "\n".join(c.source for c in read(lesson.path).cells if c.cell_type == "markdown")
-                 .partition("## Exercises")[2].splitlines() if line[:1].isdigit()]
+    lesson_nb = read(lesson.path)
+    titles = [f"## Exercise {e.number}: {e.title}" for e in exercises_of(lesson_nb)]
+    numbered = [line for line in "\n".join(c.source for c in lesson_nb.cells if c.cell_type == "markdown")
+                .partition("## Exercises")[2].splitlines() if line[:1].isdigit()]
+    titles = titles or [f"## Exercise {i}" for i in range(1, len(numbered) + 1)] or ["## Exercise 1"]
     prefix = lesson.path.stem.split("_", 1)[1].replace("_", "-")
-    for i, _ in enumerate(exercises or ["1."], start=1):
-        cell = nbformat.v4.new_markdown_cell(f"## Exercise {i}\n\n*To be written.*")
+    for i, heading in enumerate(titles, start=1):
+        cell = nbformat.v4.new_markdown_cell(f"{heading}\n\n*To be written.*")
         cell.id = f"{prefix}-sol-{2 * i - 1:02d}"
         nb.cells.append(cell)
     return nb
