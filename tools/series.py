@@ -21,7 +21,7 @@ BRANCH = "main"
 # with, from a file the published repository really holds (branch history is published; tags
 # may not be). `make pin` sets it to the last commit once utils.py is committed, regenerates the
 # setup cells and commits; a test fails while that commit's utils.py differs from the checkout's.
-PIN = "38da3c386cf51e0281d89d6990ac3c45a1b1ad76"
+PIN = "16f1eafa31cc342e50fb3af1c19360eac944892e"
 
 GITHUB_URL = f"https://github.com/{REPO}"
 UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
