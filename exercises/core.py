@@ -296,6 +296,9 @@ class _SimulatedGPU:
     # The device time of successive calls, in multiples of work_seconds, over and over: a spread
     # whose median is 1 and whose quartiles a timer can find.
     PATTERN = (1.0, 0.9, 1.1, 1.0, 1.3, 0.95, 1.05, 1.0)
+    # The Python time of successive launches, in multiples of launch_seconds: the same every call, unless
+    # a check needs launches that vary.
+    LAUNCH_PATTERN = (1.0,)
 
     def __init__(self, work_seconds: float = 1e-3, launch_seconds: float = 1e-5, first_extra: float = 0.05):
         self.work_seconds, self.launch_seconds, self.first_extra = work_seconds, launch_seconds, first_extra
@@ -308,9 +311,10 @@ class _SimulatedGPU:
     def work(self) -> None:
         cost = self.work_seconds * self.PATTERN[self.calls % len(self.PATTERN)]
         cost += self.first_extra if self.calls == 0 else 0.0  # the first call is cold
+        launch = self.launch_seconds * self.LAUNCH_PATTERN[self.calls % len(self.LAUNCH_PATTERN)]
         self.calls += 1
         self.events.append("work")
-        self.now += self.launch_seconds
+        self.now += launch
         self.done_at = max(self.done_at, self.now) + cost
 
     def synchronize(self, *args: object, **kwargs: object) -> None:

@@ -61,13 +61,7 @@ class _NaiveGPU(_SimulatedGPU):
     """The simulated GPU of the naive-clock exercise: its launches vary as _SpreadGPU's work does, so that
     the median of the reads (1.0 of launch_seconds) stands apart from their mean (1.15) and minimum (0.7)."""
 
-    def work(self) -> None:
-        base, self.launch_seconds = self.launch_seconds, self.launch_seconds * _SpreadGPU.PATTERN[
-            self.calls % len(_SpreadGPU.PATTERN)]
-        try:
-            super().work()
-        finally:
-            self.launch_seconds = base
+    LAUNCH_PATTERN = _SpreadGPU.PATTERN
 
 
 def _timing_seconds(value, what):

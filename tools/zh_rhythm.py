@@ -30,6 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.i18n import UNTRANSLATED
 from tools.series import ROOT
 
 ZH = ROOT / "notebooks" / "zh"
@@ -53,7 +54,6 @@ class Rhythm:
 # Not measured: the cells `make sync` writes (header and footer: navigation and badges, not prose), and a
 # cell still waiting for its translator (it shows the English after tools/i18n.py's UNTRANSLATED line).
 UNMEASURED_CELLS = ("header", "footer")
-UNTRANSLATED_START = "*（这一段还没有译成中文"
 
 
 def prose(path: Path) -> str:
@@ -61,7 +61,7 @@ def prose(path: Path) -> str:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         text = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"
                            and c.get("id") not in UNMEASURED_CELLS
-                           and not "".join(c["source"]).startswith(UNTRANSLATED_START))
+                           and not "".join(c["source"]).startswith(UNTRANSLATED))
     else:
         text = path.read_text(encoding="utf-8")
     text = re.sub(r"```.*?```", "", text, flags=re.S)
