@@ -857,7 +857,7 @@ def release_cached_memory(device: torch.device | str) -> None:
         torch.mps.empty_cache()
 
 
-# --- Lesson 08: Out of memory, and errors that arrive late (notebooks/08_out_of_memory.ipynb) -----
+# --- Lesson 08: Out of memory, and recovering from it (notebooks/08_out_of_memory.ipynb) ----------
 
 
 # From cell memory-25
@@ -1316,34 +1316,6 @@ def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | 
 # --- Lesson 12: A full training loop on the GPU (notebooks/12_training_loop.ipynb) ----------------
 
 
-# From cell timing-26
-def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking: bool = False,
-                        min_run_time: float = 0.1) -> float:
-    """Return the bandwidth, in GB/s, of copying ``source`` to ``target``.
-
-    Allocates a tensor like ``source`` on ``target`` once, then times
-    ``copy_(source, non_blocking=non_blocking)`` into it with ``median_seconds``: the copy
-    alone, not a new tensor's allocation and first touch of its pages, which a fresh
-    ``source.to(target)`` would pay at every call. Waits for both devices after each copy,
-    so the time covers the whole transfer even with ``non_blocking=True`` (which frees the
-    host, not the link). CPU to CPU: a copy
-    within main memory. CPU to a CUDA GPU: over the host link; a pinned ``source``
-    (``pin_memory()``) skips the driver's staging copy. CPU to MPS: a copy within the
-    Mac's unified memory. Raises ``TypeError`` if ``source`` is not a tensor.
-    """
-    if not isinstance(source, torch.Tensor):
-        raise TypeError(localized(f"source must be a tensor, got {type(source).__name__}"))
-    target = torch.device(target)
-    destination = torch.empty_like(source, device=target)  # allocated once: only the copy is timed
-
-    def copy() -> None:
-        destination.copy_(source, non_blocking=non_blocking)
-        synchronize(source.device)
-
-    seconds = median_seconds(copy, target, min_run_time)
-    return source.numel() * source.element_size() / seconds / 1e9
-
-
 # From cell loop-37
 def train_one_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optimizer,
                     device: torch.device | str) -> float:
@@ -1396,6 +1368,34 @@ def evaluate(model: nn.Module, loader: Iterable, device: torch.device | str) -> 
     if count == 0:
         raise ValueError(localized("the loader gave no batches"))
     return total.item() / count, correct.item() / count
+
+
+# From cell timing-26
+def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking: bool = False,
+                        min_run_time: float = 0.1) -> float:
+    """Return the bandwidth, in GB/s, of copying ``source`` to ``target``.
+
+    Allocates a tensor like ``source`` on ``target`` once, then times
+    ``copy_(source, non_blocking=non_blocking)`` into it with ``median_seconds``: the copy
+    alone, not a new tensor's allocation and first touch of its pages, which a fresh
+    ``source.to(target)`` would pay at every call. Waits for both devices after each copy,
+    so the time covers the whole transfer even with ``non_blocking=True`` (which frees the
+    host, not the link). CPU to CPU: a copy
+    within main memory. CPU to a CUDA GPU: over the host link; a pinned ``source``
+    (``pin_memory()``) skips the driver's staging copy. CPU to MPS: a copy within the
+    Mac's unified memory. Raises ``TypeError`` if ``source`` is not a tensor.
+    """
+    if not isinstance(source, torch.Tensor):
+        raise TypeError(localized(f"source must be a tensor, got {type(source).__name__}"))
+    target = torch.device(target)
+    destination = torch.empty_like(source, device=target)  # allocated once: only the copy is timed
+
+    def copy() -> None:
+        destination.copy_(source, non_blocking=non_blocking)
+        synchronize(source.device)
+
+    seconds = median_seconds(copy, target, min_run_time)
+    return source.numel() * source.element_size() / seconds / 1e9
 
 
 # --- Lesson 13: Training on several GPUs with DistributedDataParallel -----------------------------
@@ -1635,9 +1635,6 @@ def _checked_launch_args(script: str | os.PathLike, nproc: int, nodes: int, extr
     if nodes > 1 and "--standalone" in extra_args:
         raise ValueError(localized("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args"))
     return script
-
-
-# --- Lesson 14: DDP in practice: checkpoints, speed, failures and several machines ----------------
 
 
 # From cell ddp-42
@@ -2511,7 +2508,7 @@ MESSAGES_ZH: dict[str, str] = {
         '出现，代价只是一次等待。'
     ),
     'oom.late-error/hint': (
-        '回顾第 5 节。Python 把核函数排进队列就继续往下走，CUDA 在之后的某次 CUDA 调用时报告核函数的错误。synchronize'
+        '回顾第 4 节。Python 把核函数排进队列就继续往下走，CUDA 在之后的某次 CUDA 调用时报告核函数的错误。synchronize'
         '() 等待的是什么？'
     ),
     'precision.bf16-vs-fp16/missing': 'which 缺少 "{name}" 的答案。',
@@ -2887,7 +2884,7 @@ MESSAGES_ZH: dict[str, str] = {
         '要保存。'
     ),
     'loop.save-optimizer/hint': (
-        '像第 5 节那样构建模型，用 digits_mlp().to(device) 放到设备上，再 load_state_dict。然后新建一个 Adam，只有 ke'
+        '像第 4 节那样构建模型，用 digits_mlp().to(device) 放到设备上，再 load_state_dict。然后新建一个 Adam，只有 ke'
         'ep_optimizer 为真时才调用它的 load_state_dict。最后调用一次 train_one_epoch。两次运行中，加载器和 torch.manu'
         'al_seed 的种子要设得一样。'
     ),
@@ -3144,33 +3141,6 @@ MESSAGES_ZH: dict[str, str] = {
         'te_dict_if_present(copy, "module.") 去掉副本上的前缀，最后调用 model.load_state_dict(copy)。'
     ),
     'ddp-practice.load-anywhere/right': '三种字典都加载出了相同的权重，调用者的字典也保留了原来的名字和 _metadata。',
-    'ddp-practice.less-work/no-products': '这个任务没有计算矩阵乘积。它应当像第 4 节那样计算 b @ b。',
-    'ddp-practice.less-work/size': '这个任务乘的是 {got} 的矩阵，而练习要求的是 32 × 32。',
-    'ddp-practice.less-work/steps': '这个任务计算了 {n} 次乘积，而练习要求 3,000 步，每步一次。',
-    'ddp-practice.less-work/not-positive': (
-        '零或负的时间不是测量结果。请像第 4 节那样，用 median_and_iqr_seconds 给两种做法计时。'
-    ),
-    'ddp-practice.less-work/too-fast': (
-        '同时运行的加速比达到了 {ratio:.1f}×，而两个线程最多只能把时间减半。可见线程还没跑完，计时就停了。请在被计时'
-        '的函数内部 join 每一个线程。'
-    ),
-    'ddp-practice.less-work/choice': '{what} 应当是 "a"、"b" 或 "c"，但它是 {got}。',
-    'ddp-practice.less-work/why-b': (
-        '不是 (b)。torch.set_num_threads(1) 设定的是 PyTorch 在一次运算内部用几个线程，而不是能运行几个 Python 线程。'
-        '在第 4 节中，同样的设置下两个线程就同时计算了。'
-    ),
-    'ddp-practice.less-work/why-c': (
-        '不是 (c)。两个 32 × 32 的 float 矩阵只占 8 KB，任何 CPU 的缓存都能装下好多倍。看看每一步除了乘法还做了什么。'
-    ),
-    'ddp-practice.less-work/hint': (
-        '照搬第 4 节中 CPU 的 make_job，取 n, steps = 32, 3000。先调用 torch.set_num_threads(1)，用 median_and_iqr_se'
-        'conds(..., cpu, min_run_time=0.1) 分别给 lambda: [job() for job in jobs] 和 at_the_same_time 计时，最后调用 '
-        'torch.set_num_threads(cores)。'
-    ),
-    'ddp-practice.less-work/right': (
-        '在你的机器上，32 × 32 的任务一个接一个运行用了 {sequential}，同时运行用了 {parallel}，线程的加速比是 {ratio:'
-        '.2f}×。请与第 4 节的加速比比较。每一步大多是 Python 代码，而线程运行 Python 时一直握着 GIL。'
-    ),
     'builds.which-build/right': (
         '在 2.13 的几个 CUDA 版中，只有 cu126 带有 V100 的代码。Blackwell GPU 则既需要 CUDA 13 版，也需要认得它的驱动'
         '。'
@@ -4851,7 +4821,7 @@ MESSAGES: dict[str, str] = {
                              "queued, and the queue runs dry.",
     "oom.late-error/right": "An error inside a kernel surfaces at the first call that meets the GPU after it; a "
                             "synchronize() after a suspect line brings it there, at the cost of one wait.",
-    "oom.late-error/hint": "Section 5: Python queues a kernel and goes on; CUDA reports a kernel's error at a later "
+    "oom.late-error/hint": "Section 4: Python queues a kernel and goes on; CUDA reports a kernel's error at a later "
                            "call into CUDA. What does a synchronize() wait for?",
     # --- precision.*: lesson 09 mixed precision (exercises/precision.py)
     "precision.bf16-vs-fp16/missing": 'which lacks an answer for "{name}".',
@@ -5146,7 +5116,7 @@ MESSAGES: dict[str, str] = {
                                  "fresh Adam {fresh:.3f}, {ratio:.1f} times as much. A run resumed without its "
                                  "optimizer's state restarts from trained weights: save a scheduler's state_dict() "
                                  "and SGD's momentum too.",
-    "loop.save-optimizer/hint": "Build as section 5 does: digits_mlp().to(device), load_state_dict, a new Adam, and "
+    "loop.save-optimizer/hint": "Build as section 4 does: digits_mlp().to(device), load_state_dict, a new Adam, and "
                                 "its load_state_dict only if keep_optimizer; then one train_one_epoch, with the "
                                 "loader and torch.manual_seed seeded alike in both runs.",
     "loop.resume-exactly/missing": 'needed_for lacks an answer for "{name}".',
@@ -5339,29 +5309,6 @@ MESSAGES: dict[str, str] = {
                                        "model.load_state_dict(copy).",
     "ddp-practice.load-anywhere/right": "All three load the same weights, and the caller's dictionaries keep their "
                                         "names and _metadata.",
-    "ddp-practice.less-work/no-products": "the job computed no matrix product: it should multiply b @ b, as in "
-                                          "section 4.",
-    "ddp-practice.less-work/size": "the job multiplies {got} matrices, and the exercise asks for 32 × 32.",
-    "ddp-practice.less-work/steps": "the job computes {n} products, and the exercise asks for 3,000 steps of one each.",
-    "ddp-practice.less-work/not-positive": "a time of zero or less is no measurement: time both with "
-                                           "median_and_iqr_seconds, as section 4 does.",
-    "ddp-practice.less-work/too-fast": "at the same time took {ratio:.1f}× less than one after the other, and two "
-                                       "threads can at best halve it: the clock stopped before the threads were "
-                                       "done. Join every thread inside the function you time.",
-    "ddp-practice.less-work/choice": '{what} should be "a", "b" or "c", but it is {got}.',
-    "ddp-practice.less-work/why-b": "(b) is not it: torch.set_num_threads(1) sets how many threads PyTorch uses "
-                                    "inside one operation, not how many Python threads may run; in section 4 the "
-                                    "same setting let two threads compute at once.",
-    "ddp-practice.less-work/why-c": "(c) is not it: two 32 × 32 float matrices take 8 KB, which fit in any CPU's "
-                                    "cache many times over. Look at what each step does besides the product.",
-    "ddp-practice.less-work/hint": "Copy section 4's make_job for the CPU with n, steps = 32, 3000; set "
-                                   "torch.set_num_threads(1), time lambda: [job() for job in jobs] and "
-                                   "at_the_same_time with median_and_iqr_seconds(..., cpu, min_run_time=0.1), then "
-                                   "torch.set_num_threads(cores).",
-    "ddp-practice.less-work/right": "On your machine, 32 × 32: one after the other {sequential}, at the same time "
-                                    "{parallel}: the threads ran {ratio:.2f}× as fast; compare with section 4's "
-                                    "speed-up. Each step is mostly Python, and a thread holds the GIL while it "
-                                    "runs Python.",
     # --- builds.*: lesson 15 which PyTorch build (exercises/builds.py)
     "builds.which-build/right": "cu126 is the one build of 2.13 with code for a V100, and a Blackwell GPU "
                                 "needs both a CUDA 13 build and a driver that knows it.",
@@ -6059,64 +6006,6 @@ def _ddp_practice_load_anywhere(load_anywhere):
         differ = [k for k in want if k not in loaded or not torch.equal(loaded[k], want[k])]
         if differ:
             raise _Wrong("ddp-practice.load-anywhere/not-loaded", case=case, names=", ".join(differ))
-
-
-def _ddp_practice_products(job):
-    """Run ``job()`` once and return the shapes of the matrix products it computed, in order."""
-    from torch.overrides import TorchFunctionMode
-
-    products = (torch.Tensor.__matmul__, torch.Tensor.__rmatmul__, torch.matmul, torch.mm,
-                torch.Tensor.matmul, torch.Tensor.mm)
-    shapes = []
-
-    class Counting(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            if func in products:
-                shapes.append(tuple(args[0].shape))
-            return func(*args, **(kwargs or {}))
-
-    with Counting():
-        job()
-    return shapes
-
-
-def _ddp_practice_seconds(value, what):
-    """A Timing's median, or seconds as a number (NumPy's too); else _Wrong."""
-    if isinstance(value, Timing):
-        return value.median
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    return float(_expect(value, (Timing, float), what))  # says what it is instead, unless a tensor of one value
-
-
-@_register("ddp-practice.less-work", hint="ddp-practice.less-work/hint")
-def _ddp_practice_less_work(make_small_job, small_sequential, small_parallel, why):
-    _expect_callable(make_small_job, "make_small_job")
-    job = make_small_job()
-    _expect_callable(job, "make_small_job()")
-    shapes = _ddp_practice_products(job)
-    if not shapes:
-        raise _Wrong("ddp-practice.less-work/no-products")
-    if set(shapes) != {(32, 32)}:
-        sizes = _say("core/and").join(" × ".join(map(str, s)) for s in sorted(set(shapes)))
-        raise _Wrong("ddp-practice.less-work/size", got=sizes)
-    if len(shapes) != 3000:
-        raise _Wrong("ddp-practice.less-work/steps", n=len(shapes))
-    sequential = _ddp_practice_seconds(small_sequential, "small_sequential")
-    parallel = _ddp_practice_seconds(small_parallel, "small_parallel")
-    if not (sequential > 0 and parallel > 0):
-        raise _Wrong("ddp-practice.less-work/not-positive")
-    ratio = sequential / parallel
-    if ratio > 2.5:  # two threads on two jobs can at best halve the time
-        raise _Wrong("ddp-practice.less-work/too-fast", ratio=ratio)
-    # No lower bound: on a busy machine, threads that hand the GIL back and forth after every small
-    # product can take several times as long as one after the other (seen: 5×).
-    letter = _letter(why, "why", "ddp-practice.less-work/choice")
-    if letter != "a":
-        raise _Wrong({"b": "ddp-practice.less-work/why-b", "c": "ddp-practice.less-work/why-c"}[letter])
-    shown = {name: str(t) if isinstance(t, Timing) else format_seconds(float(t))
-             for name, t in (("sequential", small_sequential), ("parallel", small_parallel))}
-    return {**shown, "ratio": ratio}
 
 
 # From exercises/devices.py

@@ -1,8 +1,8 @@
 """The checks of lesson 14, DDP in practice.
 
-No check launches processes or measures a speed: the launch of exercise 1 and the timings of
-exercise 3 run in the learner's own cells, and the checks judge what they brought back (an error,
-seconds, process ids, Timings); exercise 2's check loads state dicts it builds itself.
+No check launches processes: the launch of exercise 1 runs in the learner's own cells, and its
+check judges what it brought back (an error, seconds, process ids); exercise 2's check loads state
+dicts it builds itself.
 """
 
 import collections
@@ -13,15 +13,12 @@ import re
 import torch
 
 from utils import (
-    Timing,
     _a,
     _expect,
     _expect_callable,
-    _letter,
     _register,
     _say,
     _Wrong,
-    format_seconds,
     process_exists,
 )
 
@@ -139,63 +136,3 @@ def _ddp_practice_load_anywhere(load_anywhere):
         differ = [k for k in want if k not in loaded or not torch.equal(loaded[k], want[k])]
         if differ:
             raise _Wrong("ddp-practice.load-anywhere/not-loaded", case=case, names=", ".join(differ))
-
-
-# --- ddp-practice.less-work: less work per launch ----------------------------------------------
-
-def _ddp_practice_products(job):
-    """Run ``job()`` once and return the shapes of the matrix products it computed, in order."""
-    from torch.overrides import TorchFunctionMode
-
-    products = (torch.Tensor.__matmul__, torch.Tensor.__rmatmul__, torch.matmul, torch.mm,
-                torch.Tensor.matmul, torch.Tensor.mm)
-    shapes = []
-
-    class Counting(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            if func in products:
-                shapes.append(tuple(args[0].shape))
-            return func(*args, **(kwargs or {}))
-
-    with Counting():
-        job()
-    return shapes
-
-
-def _ddp_practice_seconds(value, what):
-    """A Timing's median, or seconds as a number (NumPy's too); else _Wrong."""
-    if isinstance(value, Timing):
-        return value.median
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    return float(_expect(value, (Timing, float), what))  # says what it is instead, unless a tensor of one value
-
-
-@_register("ddp-practice.less-work", hint="ddp-practice.less-work/hint")
-def _ddp_practice_less_work(make_small_job, small_sequential, small_parallel, why):
-    _expect_callable(make_small_job, "make_small_job")
-    job = make_small_job()
-    _expect_callable(job, "make_small_job()")
-    shapes = _ddp_practice_products(job)
-    if not shapes:
-        raise _Wrong("ddp-practice.less-work/no-products")
-    if set(shapes) != {(32, 32)}:
-        sizes = _say("core/and").join(" × ".join(map(str, s)) for s in sorted(set(shapes)))
-        raise _Wrong("ddp-practice.less-work/size", got=sizes)
-    if len(shapes) != 3000:
-        raise _Wrong("ddp-practice.less-work/steps", n=len(shapes))
-    sequential = _ddp_practice_seconds(small_sequential, "small_sequential")
-    parallel = _ddp_practice_seconds(small_parallel, "small_parallel")
-    if not (sequential > 0 and parallel > 0):
-        raise _Wrong("ddp-practice.less-work/not-positive")
-    ratio = sequential / parallel
-    if ratio > 2.5:  # two threads on two jobs can at best halve the time
-        raise _Wrong("ddp-practice.less-work/too-fast", ratio=ratio)
-    # No lower bound: on a busy machine, threads that hand the GIL back and forth after every small
-    # product can take several times as long as one after the other (seen: 5×).
-    letter = _letter(why, "why", "ddp-practice.less-work/choice")
-    if letter != "a":
-        raise _Wrong({"b": "ddp-practice.less-work/why-b", "c": "ddp-practice.less-work/why-c"}[letter])
-    shown = {name: str(t) if isinstance(t, Timing) else format_seconds(float(t))
-             for name, t in (("sequential", small_sequential), ("parallel", small_parallel))}
-    return {**shown, "ratio": ratio}

@@ -565,7 +565,7 @@ MESSAGES: dict[str, str] = {
                              "queued, and the queue runs dry.",
     "oom.late-error/right": "An error inside a kernel surfaces at the first call that meets the GPU after it; a "
                             "synchronize() after a suspect line brings it there, at the cost of one wait.",
-    "oom.late-error/hint": "Section 5: Python queues a kernel and goes on; CUDA reports a kernel's error at a later "
+    "oom.late-error/hint": "Section 4: Python queues a kernel and goes on; CUDA reports a kernel's error at a later "
                            "call into CUDA. What does a synchronize() wait for?",
     # --- precision.*: lesson 09 mixed precision (exercises/precision.py)
     "precision.bf16-vs-fp16/missing": 'which lacks an answer for "{name}".',
@@ -860,7 +860,7 @@ MESSAGES: dict[str, str] = {
                                  "fresh Adam {fresh:.3f}, {ratio:.1f} times as much. A run resumed without its "
                                  "optimizer's state restarts from trained weights: save a scheduler's state_dict() "
                                  "and SGD's momentum too.",
-    "loop.save-optimizer/hint": "Build as section 5 does: digits_mlp().to(device), load_state_dict, a new Adam, and "
+    "loop.save-optimizer/hint": "Build as section 4 does: digits_mlp().to(device), load_state_dict, a new Adam, and "
                                 "its load_state_dict only if keep_optimizer; then one train_one_epoch, with the "
                                 "loader and torch.manual_seed seeded alike in both runs.",
     "loop.resume-exactly/missing": 'needed_for lacks an answer for "{name}".',
@@ -1053,29 +1053,6 @@ MESSAGES: dict[str, str] = {
                                        "model.load_state_dict(copy).",
     "ddp-practice.load-anywhere/right": "All three load the same weights, and the caller's dictionaries keep their "
                                         "names and _metadata.",
-    "ddp-practice.less-work/no-products": "the job computed no matrix product: it should multiply b @ b, as in "
-                                          "section 4.",
-    "ddp-practice.less-work/size": "the job multiplies {got} matrices, and the exercise asks for 32 × 32.",
-    "ddp-practice.less-work/steps": "the job computes {n} products, and the exercise asks for 3,000 steps of one each.",
-    "ddp-practice.less-work/not-positive": "a time of zero or less is no measurement: time both with "
-                                           "median_and_iqr_seconds, as section 4 does.",
-    "ddp-practice.less-work/too-fast": "at the same time took {ratio:.1f}× less than one after the other, and two "
-                                       "threads can at best halve it: the clock stopped before the threads were "
-                                       "done. Join every thread inside the function you time.",
-    "ddp-practice.less-work/choice": '{what} should be "a", "b" or "c", but it is {got}.',
-    "ddp-practice.less-work/why-b": "(b) is not it: torch.set_num_threads(1) sets how many threads PyTorch uses "
-                                    "inside one operation, not how many Python threads may run; in section 4 the "
-                                    "same setting let two threads compute at once.",
-    "ddp-practice.less-work/why-c": "(c) is not it: two 32 × 32 float matrices take 8 KB, which fit in any CPU's "
-                                    "cache many times over. Look at what each step does besides the product.",
-    "ddp-practice.less-work/hint": "Copy section 4's make_job for the CPU with n, steps = 32, 3000; set "
-                                   "torch.set_num_threads(1), time lambda: [job() for job in jobs] and "
-                                   "at_the_same_time with median_and_iqr_seconds(..., cpu, min_run_time=0.1), then "
-                                   "torch.set_num_threads(cores).",
-    "ddp-practice.less-work/right": "On your machine, 32 × 32: one after the other {sequential}, at the same time "
-                                    "{parallel}: the threads ran {ratio:.2f}× as fast; compare with section 4's "
-                                    "speed-up. Each step is mostly Python, and a thread holds the GIL while it "
-                                    "runs Python.",
     # --- builds.*: lesson 15 which PyTorch build (exercises/builds.py)
     "builds.which-build/right": "cu126 is the one build of 2.13 with code for a V100, and a Blackwell GPU "
                                 "needs both a CUDA 13 build and a driver that knows it.",

@@ -1,7 +1,7 @@
 """The checks of lesson 14's exercises (exercises/ddp_practice.py): the right answer passes, typical
 wrong ones get their own message. Nothing is launched and no speed is measured: the hang check gets
-errors and process ids the test makes (of processes that have ended, or of this one, which runs),
-and the less-work check gets Timings the test writes. The same on every machine."""
+errors and process ids the test makes (of processes that have ended, or of this one, which runs).
+The same on every machine."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
-from utils import Timing, check
+from utils import check
 
 
 def said(capsys) -> str:
@@ -171,70 +170,6 @@ def test_load_anywhere_catches_a_load_of_the_prefix_as_it_is_or_skipped(capsys):
     assert "the model does not hold the checkpoint's embed.weight" in said(capsys)
     assert not check("ddp-practice.load-anywhere", {"module.0.weight": 1})
     assert "load_anywhere should be a function you wrote (def ...), but it is a dict" in said(capsys)
-
-
-# --- ddp-practice.less-work -------------------------------------------------------------------
-
-def make_job(n, steps):
-    a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)) / n**0.5
-
-    def job():
-        b = a
-        for _ in range(steps):
-            b = torch.tanh(b @ b)
-    return job
-
-
-def make_small_job():
-    return make_job(32, 3000)
-
-
-SEQUENTIAL, PARALLEL = Timing(0.060, 0.002), Timing(0.075, 0.004)  # as a busy two-core machine may show
-
-
-def test_less_work_accepts_the_small_job_and_prints_the_readers_times(capsys):
-    assert check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "a")
-    assert "one after the other 60.0 ms (IQR 2.00 ms), at the same time 75.0 ms" in said(capsys)
-    assert check("ddp-practice.less-work", make_small_job, 0.06, 0.9, " A ")  # seconds, a slow machine
-
-
-def test_less_work_accepts_a_job_written_another_way_and_seconds_as_an_int_or_numpy(capsys):
-    def another_job():
-        a = torch.randn(32, 32) / 32**0.5
-        def job():
-            b, i = a, 0
-            while i < 3000:
-                b = torch.mm(b, b).tanh()
-                i += 1
-        return job
-
-    assert check("ddp-practice.less-work", another_job, SEQUENTIAL, PARALLEL, "a)")
-    assert check("ddp-practice.less-work", make_small_job, 1, np.float32(1.2), "a")
-    assert "one after the other 1.00 s, at the same time 1.20 s" in said(capsys)
-
-
-def test_less_work_catches_a_job_of_the_wrong_size_or_length(capsys):
-    assert not check("ddp-practice.less-work", lambda: make_job(256, 100), SEQUENTIAL, PARALLEL, "a")
-    assert "the job multiplies 256 × 256 matrices" in said(capsys)
-    assert not check("ddp-practice.less-work", lambda: make_job(32, 100), SEQUENTIAL, PARALLEL, "a")
-    assert "the job computes 100 products, and the exercise asks for 3,000" in said(capsys)
-    assert not check("ddp-practice.less-work", lambda: (lambda: None), SEQUENTIAL, PARALLEL, "a")
-    assert "the job computed no matrix product" in said(capsys)
-
-
-def test_less_work_catches_threads_timed_before_they_finished_and_wrong_types(capsys):
-    not_joined = Timing(0.0004, 0.0001)  # the threads started, the clock stopped: no join
-    assert not check("ddp-practice.less-work", make_small_job, SEQUENTIAL, not_joined, "a")
-    assert "two threads can at best halve it: the clock stopped before the threads were done" in said(capsys)
-    assert not check("ddp-practice.less-work", make_small_job, "60 ms", PARALLEL, "a")
-    assert "small_sequential should be a Timing or a float, but it is a str" in said(capsys)
-
-
-def test_less_work_catches_the_wrong_reasons(capsys):
-    assert not check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "b")
-    assert "(b) is not it: torch.set_num_threads(1) sets how many threads" in said(capsys)
-    assert not check("ddp-practice.less-work", make_small_job, SEQUENTIAL, PARALLEL, "c")
-    assert "(c) is not it: two 32 × 32 float matrices take 8 KB" in said(capsys)
 
 
 def test_load_anywhere_catches_a_prefix_stripped_as_characters_or_removed_everywhere(capsys):
