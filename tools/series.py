@@ -21,7 +21,7 @@ BRANCH = "main"
 # with, from a file the published repository really holds (branch history is published; tags
 # may not be). `make pin` sets it to the last commit once utils.py is committed, regenerates the
 # setup cells and commits; a test fails while that commit's utils.py differs from the checkout's.
-PIN = "32da69e4de313157fccf7871a892a2fcea5c9b33"
+PIN = "9867b27be2b544867db9c344ff9ed47c478f2d48"
 
 GITHUB_URL = f"https://github.com/{REPO}"
 UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
