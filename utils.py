@@ -609,110 +609,6 @@ def numpy_matmul_gflops(n: int, min_run_time: float = 0.02) -> float:
     return 2 * n**3 / median_seconds(lambda: a @ a, torch.device("cpu"), min_run_time) / 1e9
 
 
-# From cell timing-19
-def gpu_peaks(device: torch.device) -> dict[str, float] | None:
-    """Return the data-sheet peak figures of ``device``'s GPU model, or ``None`` if unknown.
-
-    Keys: ``fp32_tflops`` (float32 without tensor cores, what a float32 matrix product
-    uses unless TF32 is on), ``tf32_tflops`` (only for Ampere and later GPUs, which
-    have TF32), ``fp16_tflops`` (float16, on the tensor cores; a P100
-    has none and runs float16 at twice its float32 rate), ``memory_gbps`` (GPU memory)
-    and ``host_link_gbps`` (one direction of the link to the CPU). The model is
-    matched by its whole name as ``torch.cuda.get_device_name`` reports it (T4, P100,
-    V100, V100S, A100, A10, L4, L40, L40S, H100, H200 and GH200 variants), so a similar
-    name (T400, RTX A1000, GH200 against H200) never gets another model's figures. CPU,
-    MPS and unlisted GPUs give ``None``; so does a ROCm build's ``cuda`` device.
-    """
-    device = torch.device(device)
-    if device.type != "cuda":
-        return None
-    # NVIDIA's data sheets (dense figures, without sparsity): the model as torch.cuda.get_device_name
-    # reports it, after an optional "NVIDIA " or "Tesla "; float32 and TF32 (Ampere and later only)
-    # and float16 TFLOP/s (tensor cores; a P100 has none: twice its float32); memory GB/s; host link
-    # GB/s in one direction (PCIe 3.0 x16: 15.75, 4.0: 31.5, 5.0: 63; a GH200's NVLink-C2C: 450).
-    # Whole names: a T400 is not a T4.
-    table = (
-        ("T4", 8.1, None, 65.0, 320.0, 15.75),
-        ("P100-PCIE-16GB", 9.3, None, 18.7, 732.0, 15.75),
-        ("P100-PCIE-12GB", 9.3, None, 18.7, 549.0, 15.75),
-        ("V100-SXM2-(16|32)GB", 15.7, None, 125.0, 900.0, 15.75),
-        ("V100-PCIE-(16|32)GB", 14.0, None, 112.0, 900.0, 15.75),
-        ("V100S-PCIE-32GB", 16.4, None, 130.0, 1134.0, 15.75),
-        ("A100-SXM4-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
-        ("A100-SXM4-80GB", 19.5, 156.0, 312.0, 2039.0, 31.5),
-        ("A100-PCIE-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
-        ("A100 80GB PCIe", 19.5, 156.0, 312.0, 1935.0, 31.5),
-        ("A10", 31.2, 62.5, 125.0, 600.0, 31.5),
-        ("L4", 30.3, 60.0, 121.0, 300.0, 31.5),
-        ("L40", 90.5, 90.5, 181.0, 864.0, 31.5),
-        ("L40S", 91.6, 183.0, 362.0, 864.0, 31.5),
-        ("H100 80GB HBM3", 67.0, 494.5, 989.5, 3350.0, 63.0),
-        ("H100 PCIe", 51.0, 378.0, 756.5, 2000.0, 63.0),
-        ("H100 NVL", 60.0, 417.5, 835.5, 3900.0, 63.0),
-        ("H200", 67.0, 494.5, 989.5, 4800.0, 63.0),
-        ("H200 NVL", 60.0, 417.5, 835.5, 4800.0, 63.0),
-        ("GH200 480GB", 67.0, 494.5, 989.5, 4000.0, 450.0),
-        ("GH200 144G HBM3e", 67.0, 494.5, 989.5, 4900.0, 450.0),
-    )
-    name = torch.cuda.get_device_name(device).strip()
-    for model, fp32, tf32, fp16, memory, link in table:
-        if re.fullmatch(f"(?:NVIDIA |Tesla )?{model}", name, flags=re.IGNORECASE):
-            peaks = {"fp32_tflops": fp32, "fp16_tflops": fp16, "memory_gbps": memory, "host_link_gbps": link}
-            if tf32 is not None:
-                peaks["tf32_tflops"] = tf32
-            return peaks
-    return None
-
-
-def tf32_allowed(op: str = "matmul") -> bool:
-    """Return whether float32 work of kind ``op`` may use TF32 on CUDA, by the setting in force.
-
-    ``op`` is ``"matmul"`` (matrix products, cuBLAS; off by default) or ``"conv"``
-    (convolutions, cuDNN; on by default). PyTorch 2.9 and later hold the setting as
-    ``torch.backends.cuda.matmul.fp32_precision`` and ``torch.backends.cudnn.conv.fp32_precision``
-    (``"tf32"`` allows TF32), and those are read; older releases have only
-    ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32``. (PyTorch 2.9.0
-    warns when the old names are read.) It reports the setting, not whether the GPU has TF32
-    (Ampere and later): the same answer on every machine. Raises ``ValueError`` for another ``op``.
-    """
-    if op == "matmul":
-        new = old = torch.backends.cuda.matmul
-    elif op == "conv":
-        new, old = getattr(torch.backends.cudnn, "conv", None), torch.backends.cudnn
-    else:
-        raise ValueError(localized(f'op must be "matmul" or "conv", got {op!r}'))
-    precision = getattr(new, "fp32_precision", None)   # None before PyTorch 2.9
-    if precision is not None:
-        return precision == "tf32"
-    return bool(old.allow_tf32)
-
-
-def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
-                       tf32: bool | None = None) -> tuple[float, str] | None:
-    """Return the data-sheet peak that a ``dtype`` matrix product on ``device`` can reach, and its name.
-
-    float32: the TF32 peak when TF32 is on (``tf32``; by default the setting in force,
-    ``tf32_allowed("matmul")``) and the GPU has TF32 (Ampere and later),
-    else the float32 peak. float16: the float16 peak (the tensor cores'); bfloat16: the same, on GPUs
-    with TF32 (the older ones have no bfloat16 tensor cores). ``None`` where
-    ``gpu_peaks`` knows no figures (CPU, MPS, unlisted GPUs) or for other dtypes.
-    Raises ``TypeError`` if ``dtype`` is not a torch dtype.
-    """
-    if not isinstance(dtype, torch.dtype):
-        raise TypeError(localized(f"dtype must be a torch.dtype, got {type(dtype).__name__}"))
-    peaks = gpu_peaks(device)
-    if peaks is None:
-        return None
-    if dtype == torch.float32:
-        tf32 = tf32_allowed("matmul") if tf32 is None else tf32
-        if tf32 and "tf32_tflops" in peaks:
-            return peaks["tf32_tflops"], "TF32"
-        return peaks["fp32_tflops"], "float32"
-    if dtype == torch.float16 or (dtype == torch.bfloat16 and "tf32_tflops" in peaks):
-        return peaks["fp16_tflops"], "float16" if dtype == torch.float16 else "bfloat16"
-    return None
-
-
 # From cell timing-22
 def _check_log_args(m: torch.Tensor, steps: int) -> None:
     if not isinstance(m, torch.Tensor) or m.dim() != 2 or m.shape[0] != m.shape[1]:
@@ -1133,6 +1029,113 @@ def kept_for_backward(model: nn.Module, inputs: torch.Tensor, targets: torch.Ten
     with torch.autograd.graph.saved_tensors_hooks(note, lambda t: t), precision:
         loss_fn(model(inputs), targets)
     return sum(sizes.values())
+
+
+# --- Lesson 10: TF32, and why devices give different numbers (notebooks/10_tf32_and_determinism.ipynb) ---
+
+
+# From cell timing-19
+def gpu_peaks(device: torch.device) -> dict[str, float] | None:
+    """Return the data-sheet peak figures of ``device``'s GPU model, or ``None`` if unknown.
+
+    Keys: ``fp32_tflops`` (float32 without tensor cores, what a float32 matrix product
+    uses unless TF32 is on), ``tf32_tflops`` (only for Ampere and later GPUs, which
+    have TF32), ``fp16_tflops`` (float16, on the tensor cores; a P100
+    has none and runs float16 at twice its float32 rate), ``memory_gbps`` (GPU memory)
+    and ``host_link_gbps`` (one direction of the link to the CPU). The model is
+    matched by its whole name as ``torch.cuda.get_device_name`` reports it (T4, P100,
+    V100, V100S, A100, A10, L4, L40, L40S, H100, H200 and GH200 variants), so a similar
+    name (T400, RTX A1000, GH200 against H200) never gets another model's figures. CPU,
+    MPS and unlisted GPUs give ``None``; so does a ROCm build's ``cuda`` device.
+    """
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    # NVIDIA's data sheets (dense figures, without sparsity): the model as torch.cuda.get_device_name
+    # reports it, after an optional "NVIDIA " or "Tesla "; float32 and TF32 (Ampere and later only)
+    # and float16 TFLOP/s (tensor cores; a P100 has none: twice its float32); memory GB/s; host link
+    # GB/s in one direction (PCIe 3.0 x16: 15.75, 4.0: 31.5, 5.0: 63; a GH200's NVLink-C2C: 450).
+    # Whole names: a T400 is not a T4.
+    table = (
+        ("T4", 8.1, None, 65.0, 320.0, 15.75),
+        ("P100-PCIE-16GB", 9.3, None, 18.7, 732.0, 15.75),
+        ("P100-PCIE-12GB", 9.3, None, 18.7, 549.0, 15.75),
+        ("V100-SXM2-(16|32)GB", 15.7, None, 125.0, 900.0, 15.75),
+        ("V100-PCIE-(16|32)GB", 14.0, None, 112.0, 900.0, 15.75),
+        ("V100S-PCIE-32GB", 16.4, None, 130.0, 1134.0, 15.75),
+        ("A100-SXM4-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
+        ("A100-SXM4-80GB", 19.5, 156.0, 312.0, 2039.0, 31.5),
+        ("A100-PCIE-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
+        ("A100 80GB PCIe", 19.5, 156.0, 312.0, 1935.0, 31.5),
+        ("A10", 31.2, 62.5, 125.0, 600.0, 31.5),
+        ("L4", 30.3, 60.0, 121.0, 300.0, 31.5),
+        ("L40", 90.5, 90.5, 181.0, 864.0, 31.5),
+        ("L40S", 91.6, 183.0, 362.0, 864.0, 31.5),
+        ("H100 80GB HBM3", 67.0, 494.5, 989.5, 3350.0, 63.0),
+        ("H100 PCIe", 51.0, 378.0, 756.5, 2000.0, 63.0),
+        ("H100 NVL", 60.0, 417.5, 835.5, 3900.0, 63.0),
+        ("H200", 67.0, 494.5, 989.5, 4800.0, 63.0),
+        ("H200 NVL", 60.0, 417.5, 835.5, 4800.0, 63.0),
+        ("GH200 480GB", 67.0, 494.5, 989.5, 4000.0, 450.0),
+        ("GH200 144G HBM3e", 67.0, 494.5, 989.5, 4900.0, 450.0),
+    )
+    name = torch.cuda.get_device_name(device).strip()
+    for model, fp32, tf32, fp16, memory, link in table:
+        if re.fullmatch(f"(?:NVIDIA |Tesla )?{model}", name, flags=re.IGNORECASE):
+            peaks = {"fp32_tflops": fp32, "fp16_tflops": fp16, "memory_gbps": memory, "host_link_gbps": link}
+            if tf32 is not None:
+                peaks["tf32_tflops"] = tf32
+            return peaks
+    return None
+
+
+def tf32_allowed(op: str = "matmul") -> bool:
+    """Return whether float32 work of kind ``op`` may use TF32 on CUDA, by the setting in force.
+
+    ``op`` is ``"matmul"`` (matrix products, cuBLAS; off by default) or ``"conv"``
+    (convolutions, cuDNN; on by default). PyTorch 2.9 and later hold the setting as
+    ``torch.backends.cuda.matmul.fp32_precision`` and ``torch.backends.cudnn.conv.fp32_precision``
+    (``"tf32"`` allows TF32), and those are read; older releases have only
+    ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32``. (PyTorch 2.9.0
+    warns when the old names are read.) It reports the setting, not whether the GPU has TF32
+    (Ampere and later): the same answer on every machine. Raises ``ValueError`` for another ``op``.
+    """
+    if op == "matmul":
+        new = old = torch.backends.cuda.matmul
+    elif op == "conv":
+        new, old = getattr(torch.backends.cudnn, "conv", None), torch.backends.cudnn
+    else:
+        raise ValueError(localized(f'op must be "matmul" or "conv", got {op!r}'))
+    precision = getattr(new, "fp32_precision", None)   # None before PyTorch 2.9
+    if precision is not None:
+        return precision == "tf32"
+    return bool(old.allow_tf32)
+
+
+def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
+                       tf32: bool | None = None) -> tuple[float, str] | None:
+    """Return the data-sheet peak that a ``dtype`` matrix product on ``device`` can reach, and its name.
+
+    float32: the TF32 peak when TF32 is on (``tf32``; by default the setting in force,
+    ``tf32_allowed("matmul")``) and the GPU has TF32 (Ampere and later),
+    else the float32 peak. float16: the float16 peak (the tensor cores'); bfloat16: the same, on GPUs
+    with TF32 (the older ones have no bfloat16 tensor cores). ``None`` where
+    ``gpu_peaks`` knows no figures (CPU, MPS, unlisted GPUs) or for other dtypes.
+    Raises ``TypeError`` if ``dtype`` is not a torch dtype.
+    """
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(localized(f"dtype must be a torch.dtype, got {type(dtype).__name__}"))
+    peaks = gpu_peaks(device)
+    if peaks is None:
+        return None
+    if dtype == torch.float32:
+        tf32 = tf32_allowed("matmul") if tf32 is None else tf32
+        if tf32 and "tf32_tflops" in peaks:
+            return peaks["tf32_tflops"], "TF32"
+        return peaks["fp32_tflops"], "float32"
+    if dtype == torch.float16 or (dtype == torch.bfloat16 and "tf32_tflops" in peaks):
+        return peaks["fp16_tflops"], "float16" if dtype == torch.float16 else "bfloat16"
+    return None
 
 
 # --- Lesson 11: Feeding the GPU: Dataset, DataLoader and workers (notebooks/11_data_loading.ipynb) ---
@@ -2858,7 +2861,7 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'loop.save-optimizer/ignores-checkpoint': (
         '交给 resume_one_epoch 一个存着未训练权重的检查点，它这一轮结束时的损失仍是 {loss:.2f}，和训练好的模型一样。'
-        '它加载的真是传给它的检查点，而不是第 5 节的 saved 吗？'
+        '它加载的真是传给它的检查点，而不是第 4 节的 saved 吗？'
     ),
     'loop.save-optimizer/unseeded': (
         'resume_one_epoch(saved, True) 的结果是 {first:.4f}，再调用一次却是 {again:.4f}：两次运行的差别不只在优化器。'
@@ -2874,7 +2877,7 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'loop.save-optimizer/fresh-lr': (
         '用保存的状态时，这一轮的损失是 {kept:.4f}，用全新的 Adam 时是 {fresh:.4f}。但那个全新的 Adam 学习率是 {lr:g}'
-        '，而不是检查点里的 {saved:g}。请像第 5 节那样创建它，让两次运行只在优化器的状态上不同。'
+        '，而不是检查点里的 {saved:g}。请像第 4 节那样创建它，让两次运行只在优化器的状态上不同。'
     ),
     'loop.save-optimizer/why-a': '两次运行创建 Adam 时用的是同一个学习率 0.01。差别在于 Adam 记住了什么。',
     'loop.save-optimizer/why-c': '两次运行加载的都是训练好的权重，不同的只有优化器的状态。',
@@ -2953,7 +2956,7 @@ MESSAGES_ZH: dict[str, str] = {
     ),
     'loop.pin-price/hint': (
         'pin_host 返回 host.pin_memory()，copy_pageable 返回 host.to(device)，即把 host 复制到设备上。至于 pays，想一'
-        '想：复制之前，驱动要对可分页内存做什么（第 1 节）？'
+        '想：复制之前，驱动要对可分页内存做什么（第 5 节）？'
     ),
     'ddp.no-sync/no-group': (
         '检查没能建立一个只有一个进程的进程组（在 CPU 上用 Gloo），无法运行你的这一步。原因：{error}'
@@ -5095,7 +5098,7 @@ MESSAGES: dict[str, str] = {
                                        "untrained weights: load the checkpoint's model state into the model.",
     "loop.save-optimizer/ignores-checkpoint": "handed a checkpoint of untrained weights, resume_one_epoch still "
                                               "ends its epoch at a loss of {loss:.2f}, as a trained model does: does "
-                                              "it load the checkpoint it is given, rather than section 5's saved?",
+                                              "it load the checkpoint it is given, rather than section 4's saved?",
     "loop.save-optimizer/unseeded": "resume_one_epoch(saved, True) gives {first:.4f}, and called once more "
                                     "{again:.4f}: its runs differ in more than the optimizer. Seed inside the "
                                     "function, as the exercise asks: torch.manual_seed(...) for dropout, and a "
@@ -5107,7 +5110,7 @@ MESSAGES: dict[str, str] = {
                                            "{fresh:.4f}: is keep_optimizer used the right way round?",
     "loop.save-optimizer/fresh-lr": "with the saved state the epoch's loss is {kept:.4f}, with a fresh Adam "
                                     "{fresh:.4f}, but that fresh Adam has a learning rate of {lr:g}, not the "
-                                    "checkpoint's {saved:g}: make it as section 5 does, so that only the optimizer's "
+                                    "checkpoint's {saved:g}: make it as section 4 does, so that only the optimizer's "
                                     "state differs.",
     "loop.save-optimizer/why-a": "both runs make Adam with the same learning rate, 0.01: the difference is in what "
                                  "Adam remembers.",
@@ -5170,7 +5173,7 @@ MESSAGES: dict[str, str] = {
     "loop.pin-price/right": "{measured} Pinning pays for a tensor copied many times, or for a copy that must not "
                             "hold Python up (non_blocking=True).",
     "loop.pin-price/hint": "pin_host returns host.pin_memory(), copy_pageable host.to(device). For pays: what does "
-                           "the driver do with pageable memory before a copy (section 1)?",
+                           "the driver do with pageable memory before a copy (section 5)?",
     # --- ddp.*: lesson 13 distributed data parallel (exercises/ddp.py)
     "ddp.no-sync/no-group": "the check could not open a process group of one process (Gloo, on the CPU) to run "
                             "your step in: {error}",

@@ -839,7 +839,7 @@ MESSAGES: dict[str, str] = {
                                        "untrained weights: load the checkpoint's model state into the model.",
     "loop.save-optimizer/ignores-checkpoint": "handed a checkpoint of untrained weights, resume_one_epoch still "
                                               "ends its epoch at a loss of {loss:.2f}, as a trained model does: does "
-                                              "it load the checkpoint it is given, rather than section 5's saved?",
+                                              "it load the checkpoint it is given, rather than section 4's saved?",
     "loop.save-optimizer/unseeded": "resume_one_epoch(saved, True) gives {first:.4f}, and called once more "
                                     "{again:.4f}: its runs differ in more than the optimizer. Seed inside the "
                                     "function, as the exercise asks: torch.manual_seed(...) for dropout, and a "
@@ -851,7 +851,7 @@ MESSAGES: dict[str, str] = {
                                            "{fresh:.4f}: is keep_optimizer used the right way round?",
     "loop.save-optimizer/fresh-lr": "with the saved state the epoch's loss is {kept:.4f}, with a fresh Adam "
                                     "{fresh:.4f}, but that fresh Adam has a learning rate of {lr:g}, not the "
-                                    "checkpoint's {saved:g}: make it as section 5 does, so that only the optimizer's "
+                                    "checkpoint's {saved:g}: make it as section 4 does, so that only the optimizer's "
                                     "state differs.",
     "loop.save-optimizer/why-a": "both runs make Adam with the same learning rate, 0.01: the difference is in what "
                                  "Adam remembers.",
@@ -914,7 +914,7 @@ MESSAGES: dict[str, str] = {
     "loop.pin-price/right": "{measured} Pinning pays for a tensor copied many times, or for a copy that must not "
                             "hold Python up (non_blocking=True).",
     "loop.pin-price/hint": "pin_host returns host.pin_memory(), copy_pageable host.to(device). For pays: what does "
-                           "the driver do with pageable memory before a copy (section 1)?",
+                           "the driver do with pageable memory before a copy (section 5)?",
     # --- ddp.*: lesson 13 distributed data parallel (exercises/ddp.py)
     "ddp.no-sync/no-group": "the check could not open a process group of one process (Gloo, on the CPU) to run "
                             "your step in: {error}",
