@@ -609,6 +609,110 @@ def numpy_matmul_gflops(n: int, min_run_time: float = 0.02) -> float:
     return 2 * n**3 / median_seconds(lambda: a @ a, torch.device("cpu"), min_run_time) / 1e9
 
 
+# From cell timing-19
+def gpu_peaks(device: torch.device) -> dict[str, float] | None:
+    """Return the data-sheet peak figures of ``device``'s GPU model, or ``None`` if unknown.
+
+    Keys: ``fp32_tflops`` (float32 without tensor cores, what a float32 matrix product
+    uses unless TF32 is on), ``tf32_tflops`` (only for Ampere and later GPUs, which
+    have TF32), ``fp16_tflops`` (float16, on the tensor cores; a P100
+    has none and runs float16 at twice its float32 rate), ``memory_gbps`` (GPU memory)
+    and ``host_link_gbps`` (one direction of the link to the CPU). The model is
+    matched by its whole name as ``torch.cuda.get_device_name`` reports it (T4, P100,
+    V100, V100S, A100, A10, L4, L40, L40S, H100, H200 and GH200 variants), so a similar
+    name (T400, RTX A1000, GH200 against H200) never gets another model's figures. CPU,
+    MPS and unlisted GPUs give ``None``; so does a ROCm build's ``cuda`` device.
+    """
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    # NVIDIA's data sheets (dense figures, without sparsity): the model as torch.cuda.get_device_name
+    # reports it, after an optional "NVIDIA " or "Tesla "; float32 and TF32 (Ampere and later only)
+    # and float16 TFLOP/s (tensor cores; a P100 has none: twice its float32); memory GB/s; host link
+    # GB/s in one direction (PCIe 3.0 x16: 15.75, 4.0: 31.5, 5.0: 63; a GH200's NVLink-C2C: 450).
+    # Whole names: a T400 is not a T4.
+    table = (
+        ("T4", 8.1, None, 65.0, 320.0, 15.75),
+        ("P100-PCIE-16GB", 9.3, None, 18.7, 732.0, 15.75),
+        ("P100-PCIE-12GB", 9.3, None, 18.7, 549.0, 15.75),
+        ("V100-SXM2-(16|32)GB", 15.7, None, 125.0, 900.0, 15.75),
+        ("V100-PCIE-(16|32)GB", 14.0, None, 112.0, 900.0, 15.75),
+        ("V100S-PCIE-32GB", 16.4, None, 130.0, 1134.0, 15.75),
+        ("A100-SXM4-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
+        ("A100-SXM4-80GB", 19.5, 156.0, 312.0, 2039.0, 31.5),
+        ("A100-PCIE-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
+        ("A100 80GB PCIe", 19.5, 156.0, 312.0, 1935.0, 31.5),
+        ("A10", 31.2, 62.5, 125.0, 600.0, 31.5),
+        ("L4", 30.3, 60.0, 121.0, 300.0, 31.5),
+        ("L40", 90.5, 90.5, 181.0, 864.0, 31.5),
+        ("L40S", 91.6, 183.0, 362.0, 864.0, 31.5),
+        ("H100 80GB HBM3", 67.0, 494.5, 989.5, 3350.0, 63.0),
+        ("H100 PCIe", 51.0, 378.0, 756.5, 2000.0, 63.0),
+        ("H100 NVL", 60.0, 417.5, 835.5, 3900.0, 63.0),
+        ("H200", 67.0, 494.5, 989.5, 4800.0, 63.0),
+        ("H200 NVL", 60.0, 417.5, 835.5, 4800.0, 63.0),
+        ("GH200 480GB", 67.0, 494.5, 989.5, 4000.0, 450.0),
+        ("GH200 144G HBM3e", 67.0, 494.5, 989.5, 4900.0, 450.0),
+    )
+    name = torch.cuda.get_device_name(device).strip()
+    for model, fp32, tf32, fp16, memory, link in table:
+        if re.fullmatch(f"(?:NVIDIA |Tesla )?{model}", name, flags=re.IGNORECASE):
+            peaks = {"fp32_tflops": fp32, "fp16_tflops": fp16, "memory_gbps": memory, "host_link_gbps": link}
+            if tf32 is not None:
+                peaks["tf32_tflops"] = tf32
+            return peaks
+    return None
+
+
+def tf32_allowed(op: str = "matmul") -> bool:
+    """Return whether float32 work of kind ``op`` may use TF32 on CUDA, by the setting in force.
+
+    ``op`` is ``"matmul"`` (matrix products, cuBLAS; off by default) or ``"conv"``
+    (convolutions, cuDNN; on by default). PyTorch 2.9 and later hold the setting as
+    ``torch.backends.cuda.matmul.fp32_precision`` and ``torch.backends.cudnn.conv.fp32_precision``
+    (``"tf32"`` allows TF32), and those are read; older releases have only
+    ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32``. (PyTorch 2.9.0
+    warns when the old names are read.) It reports the setting, not whether the GPU has TF32
+    (Ampere and later): the same answer on every machine. Raises ``ValueError`` for another ``op``.
+    """
+    if op == "matmul":
+        new = old = torch.backends.cuda.matmul
+    elif op == "conv":
+        new, old = getattr(torch.backends.cudnn, "conv", None), torch.backends.cudnn
+    else:
+        raise ValueError(localized(f'op must be "matmul" or "conv", got {op!r}'))
+    precision = getattr(new, "fp32_precision", None)   # None before PyTorch 2.9
+    if precision is not None:
+        return precision == "tf32"
+    return bool(old.allow_tf32)
+
+
+def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
+                       tf32: bool | None = None) -> tuple[float, str] | None:
+    """Return the data-sheet peak that a ``dtype`` matrix product on ``device`` can reach, and its name.
+
+    float32: the TF32 peak when TF32 is on (``tf32``; by default the setting in force,
+    ``tf32_allowed("matmul")``) and the GPU has TF32 (Ampere and later),
+    else the float32 peak. float16: the float16 peak (the tensor cores'); bfloat16: the same, on GPUs
+    with TF32 (the older ones have no bfloat16 tensor cores). ``None`` where
+    ``gpu_peaks`` knows no figures (CPU, MPS, unlisted GPUs) or for other dtypes.
+    Raises ``TypeError`` if ``dtype`` is not a torch dtype.
+    """
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(localized(f"dtype must be a torch.dtype, got {type(dtype).__name__}"))
+    peaks = gpu_peaks(device)
+    if peaks is None:
+        return None
+    if dtype == torch.float32:
+        tf32 = tf32_allowed("matmul") if tf32 is None else tf32
+        if tf32 and "tf32_tflops" in peaks:
+            return peaks["tf32_tflops"], "TF32"
+        return peaks["fp32_tflops"], "float32"
+    if dtype == torch.float16 or (dtype == torch.bfloat16 and "tf32_tflops" in peaks):
+        return peaks["fp16_tflops"], "float16" if dtype == torch.float16 else "bfloat16"
+    return None
+
+
 # From cell timing-22
 def _check_log_args(m: torch.Tensor, steps: int) -> None:
     if not isinstance(m, torch.Tensor) or m.dim() != 2 or m.shape[0] != m.shape[1]:
@@ -1029,113 +1133,6 @@ def kept_for_backward(model: nn.Module, inputs: torch.Tensor, targets: torch.Ten
     with torch.autograd.graph.saved_tensors_hooks(note, lambda t: t), precision:
         loss_fn(model(inputs), targets)
     return sum(sizes.values())
-
-
-# --- Lesson 10: TF32, and why devices give different numbers (notebooks/10_tf32_and_determinism.ipynb) ---
-
-
-# From cell timing-19
-def gpu_peaks(device: torch.device) -> dict[str, float] | None:
-    """Return the data-sheet peak figures of ``device``'s GPU model, or ``None`` if unknown.
-
-    Keys: ``fp32_tflops`` (float32 without tensor cores, what a float32 matrix product
-    uses unless TF32 is on), ``tf32_tflops`` (only for Ampere and later GPUs, which
-    have TF32), ``fp16_tflops`` (float16, on the tensor cores; a P100
-    has none and runs float16 at twice its float32 rate), ``memory_gbps`` (GPU memory)
-    and ``host_link_gbps`` (one direction of the link to the CPU). The model is
-    matched by its whole name as ``torch.cuda.get_device_name`` reports it (T4, P100,
-    V100, V100S, A100, A10, L4, L40, L40S, H100, H200 and GH200 variants), so a similar
-    name (T400, RTX A1000, GH200 against H200) never gets another model's figures. CPU,
-    MPS and unlisted GPUs give ``None``; so does a ROCm build's ``cuda`` device.
-    """
-    device = torch.device(device)
-    if device.type != "cuda":
-        return None
-    # NVIDIA's data sheets (dense figures, without sparsity): the model as torch.cuda.get_device_name
-    # reports it, after an optional "NVIDIA " or "Tesla "; float32 and TF32 (Ampere and later only)
-    # and float16 TFLOP/s (tensor cores; a P100 has none: twice its float32); memory GB/s; host link
-    # GB/s in one direction (PCIe 3.0 x16: 15.75, 4.0: 31.5, 5.0: 63; a GH200's NVLink-C2C: 450).
-    # Whole names: a T400 is not a T4.
-    table = (
-        ("T4", 8.1, None, 65.0, 320.0, 15.75),
-        ("P100-PCIE-16GB", 9.3, None, 18.7, 732.0, 15.75),
-        ("P100-PCIE-12GB", 9.3, None, 18.7, 549.0, 15.75),
-        ("V100-SXM2-(16|32)GB", 15.7, None, 125.0, 900.0, 15.75),
-        ("V100-PCIE-(16|32)GB", 14.0, None, 112.0, 900.0, 15.75),
-        ("V100S-PCIE-32GB", 16.4, None, 130.0, 1134.0, 15.75),
-        ("A100-SXM4-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
-        ("A100-SXM4-80GB", 19.5, 156.0, 312.0, 2039.0, 31.5),
-        ("A100-PCIE-40GB", 19.5, 156.0, 312.0, 1555.0, 31.5),
-        ("A100 80GB PCIe", 19.5, 156.0, 312.0, 1935.0, 31.5),
-        ("A10", 31.2, 62.5, 125.0, 600.0, 31.5),
-        ("L4", 30.3, 60.0, 121.0, 300.0, 31.5),
-        ("L40", 90.5, 90.5, 181.0, 864.0, 31.5),
-        ("L40S", 91.6, 183.0, 362.0, 864.0, 31.5),
-        ("H100 80GB HBM3", 67.0, 494.5, 989.5, 3350.0, 63.0),
-        ("H100 PCIe", 51.0, 378.0, 756.5, 2000.0, 63.0),
-        ("H100 NVL", 60.0, 417.5, 835.5, 3900.0, 63.0),
-        ("H200", 67.0, 494.5, 989.5, 4800.0, 63.0),
-        ("H200 NVL", 60.0, 417.5, 835.5, 4800.0, 63.0),
-        ("GH200 480GB", 67.0, 494.5, 989.5, 4000.0, 450.0),
-        ("GH200 144G HBM3e", 67.0, 494.5, 989.5, 4900.0, 450.0),
-    )
-    name = torch.cuda.get_device_name(device).strip()
-    for model, fp32, tf32, fp16, memory, link in table:
-        if re.fullmatch(f"(?:NVIDIA |Tesla )?{model}", name, flags=re.IGNORECASE):
-            peaks = {"fp32_tflops": fp32, "fp16_tflops": fp16, "memory_gbps": memory, "host_link_gbps": link}
-            if tf32 is not None:
-                peaks["tf32_tflops"] = tf32
-            return peaks
-    return None
-
-
-def tf32_allowed(op: str = "matmul") -> bool:
-    """Return whether float32 work of kind ``op`` may use TF32 on CUDA, by the setting in force.
-
-    ``op`` is ``"matmul"`` (matrix products, cuBLAS; off by default) or ``"conv"``
-    (convolutions, cuDNN; on by default). PyTorch 2.9 and later hold the setting as
-    ``torch.backends.cuda.matmul.fp32_precision`` and ``torch.backends.cudnn.conv.fp32_precision``
-    (``"tf32"`` allows TF32), and those are read; older releases have only
-    ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32``. (PyTorch 2.9.0
-    warns when the old names are read.) It reports the setting, not whether the GPU has TF32
-    (Ampere and later): the same answer on every machine. Raises ``ValueError`` for another ``op``.
-    """
-    if op == "matmul":
-        new = old = torch.backends.cuda.matmul
-    elif op == "conv":
-        new, old = getattr(torch.backends.cudnn, "conv", None), torch.backends.cudnn
-    else:
-        raise ValueError(localized(f'op must be "matmul" or "conv", got {op!r}'))
-    precision = getattr(new, "fp32_precision", None)   # None before PyTorch 2.9
-    if precision is not None:
-        return precision == "tf32"
-    return bool(old.allow_tf32)
-
-
-def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
-                       tf32: bool | None = None) -> tuple[float, str] | None:
-    """Return the data-sheet peak that a ``dtype`` matrix product on ``device`` can reach, and its name.
-
-    float32: the TF32 peak when TF32 is on (``tf32``; by default the setting in force,
-    ``tf32_allowed("matmul")``) and the GPU has TF32 (Ampere and later),
-    else the float32 peak. float16: the float16 peak (the tensor cores'); bfloat16: the same, on GPUs
-    with TF32 (the older ones have no bfloat16 tensor cores). ``None`` where
-    ``gpu_peaks`` knows no figures (CPU, MPS, unlisted GPUs) or for other dtypes.
-    Raises ``TypeError`` if ``dtype`` is not a torch dtype.
-    """
-    if not isinstance(dtype, torch.dtype):
-        raise TypeError(localized(f"dtype must be a torch.dtype, got {type(dtype).__name__}"))
-    peaks = gpu_peaks(device)
-    if peaks is None:
-        return None
-    if dtype == torch.float32:
-        tf32 = tf32_allowed("matmul") if tf32 is None else tf32
-        if tf32 and "tf32_tflops" in peaks:
-            return peaks["tf32_tflops"], "TF32"
-        return peaks["fp32_tflops"], "float32"
-    if dtype == torch.float16 or (dtype == torch.bfloat16 and "tf32_tflops" in peaks):
-        return peaks["fp16_tflops"], "float16" if dtype == torch.float16 else "bfloat16"
-    return None
 
 
 # --- Lesson 11: Feeding the GPU: Dataset, DataLoader and workers (notebooks/11_data_loading.ipynb) ---
