@@ -2276,8 +2276,17 @@ MESSAGES_ZH: dict[str, str] = {
         '在一组构造的计时数据中，GPU 从未明显领先，crossover 却返回了 {got}。没有交叉点时，请返回 None。'
     ),
     'payoff.crossover/no-gpu': (
-        '这里没有 GPU，所以没有什么可测量的。在 GPU 上，检查会在两个设备上为 n = 32 到 1024 的乘积计时，再告诉你函数'
-        '找到的交叉点。小乘积上 GPU 的曲线在 CPU 曲线的下方，交叉点就是它穿过 CPU 曲线的地方。'
+        '这里没有 GPU，PyTorch 也只用一个 CPU 线程，所以没有什么可测量的。在 GPU 上，检查会在两个设备上为 n = 32 到 1'
+        '024 的乘积计时，再告诉你函数找到的交叉点。小乘积上 GPU 的曲线在 CPU 曲线的下方，交叉点就是它穿过 CPU 曲线的'
+        '地方。'
+    ),
+    'payoff.crossover/threads': (
+        '这里没有 GPU，所以检查让 CPU 和它自己比，一个线程对全部 {threads} 个线程，规模从 n = 32 到 1024。你的函数发'
+        '现，从 n = {n} 起全部线程明显领先。这和 GPU 做的是同样的取舍：每次调用的固定开销，换来更多的算力。'
+    ),
+    'payoff.crossover/threads-none': (
+        '这里没有 GPU，所以检查让 CPU 和它自己比，一个线程对全部 {threads} 个线程，规模从 n = 32 到 1024。你的函数没'
+        '有找到这样的 n，使全部线程在它和每个更大的规模上都明显领先。在更空闲的机器上再运行一次，也许就能看到。'
     ),
     'payoff.crossover/measured': '在这台机器上比较 {device} 和 CPU 的实测结果，GPU 从 n = {n} 起明显领先。',
     'payoff.crossover/measured-none': (
@@ -4665,9 +4674,15 @@ MESSAGES: dict[str, str] = {
                                "{got}: the crossover is then the smallest size, {want}.",
     "payoff.crossover/never": "for made-up timings where the GPU is never clearly ahead, crossover returned {got}: "
                               "return None when there is no crossover.",
-    "payoff.crossover/no-gpu": "No GPU here, so nothing to measure: on a GPU the check times both devices from n = 32 "
-                               "to 1024 and names the crossover your function finds, where the GPU's line, below the "
-                               "CPU's for small products, crosses it.",
+    "payoff.crossover/no-gpu": "No GPU here, and PyTorch uses one CPU thread, so nothing to measure: on a GPU the "
+                               "check times both devices from n = 32 to 1024 and names the crossover your function "
+                               "finds, where the GPU's line, below the CPU's for small products, crosses it.",
+    "payoff.crossover/threads": "No GPU here, so the check measured the CPU against itself, one thread against all "
+                                "{threads}, from n = 32 to 1024: your function finds all threads clearly ahead from "
+                                "n = {n} on. The same trade as a GPU's: a fixed cost per call against more arithmetic.",
+    "payoff.crossover/threads-none": "No GPU here, so the check measured the CPU against itself, one thread against "
+                                     "all {threads}, from n = 32 to 1024: your function finds no n from which all "
+                                     "threads are clearly ahead at every larger size; a quieter run may show it.",
     "payoff.crossover/measured": "Measured on this machine, {device} against the CPU: the GPU is clearly ahead from "
                                  "n = {n} on.",
     "payoff.crossover/measured-none": "Measured on this machine, {device} against the CPU: from no n up to 1024 is the "
@@ -7241,14 +7256,26 @@ def _payoff_crossover(crossover):
 def _payoff_crossover_on_this_machine(crossover):
     """The crossover the learner's function finds on the reader's machine, measured, or why nothing was."""
     device = try_gpu()
-    if device.type == "cpu":
+    cpu, threads = torch.device("cpu"), torch.get_num_threads()
+    if device.type == "cpu" and threads < 2:
         return _say("payoff.crossover/no-gpu")
-    cpu = torch.device("cpu")
 
     def timed(n, d):
         a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(d)
         return median_and_iqr_seconds(lambda: a @ a, d, min_run_time=0.05)
 
+    if device.type == "cpu":  # no GPU: the CPU against itself, one thread against all of them
+        def one_thread(n):
+            torch.set_num_threads(1)
+            try:
+                return timed(n, cpu)
+            finally:
+                torch.set_num_threads(threads)
+
+        one = {n: one_thread(n) for n in _PAYOFF_SIZES}
+        found = crossover(one, {n: timed(n, cpu) for n in _PAYOFF_SIZES})
+        key = "payoff.crossover/threads" if found is not None else "payoff.crossover/threads-none"
+        return _say(key, threads=threads, n=found)
     on_cpu = {n: timed(n, cpu) for n in _PAYOFF_SIZES}
     on_gpu = {n: timed(n, device) for n in _PAYOFF_SIZES}
     found = crossover(on_cpu, on_gpu)

@@ -409,9 +409,15 @@ MESSAGES: dict[str, str] = {
                                "{got}: the crossover is then the smallest size, {want}.",
     "payoff.crossover/never": "for made-up timings where the GPU is never clearly ahead, crossover returned {got}: "
                               "return None when there is no crossover.",
-    "payoff.crossover/no-gpu": "No GPU here, so nothing to measure: on a GPU the check times both devices from n = 32 "
-                               "to 1024 and names the crossover your function finds, where the GPU's line, below the "
-                               "CPU's for small products, crosses it.",
+    "payoff.crossover/no-gpu": "No GPU here, and PyTorch uses one CPU thread, so nothing to measure: on a GPU the "
+                               "check times both devices from n = 32 to 1024 and names the crossover your function "
+                               "finds, where the GPU's line, below the CPU's for small products, crosses it.",
+    "payoff.crossover/threads": "No GPU here, so the check measured the CPU against itself, one thread against all "
+                                "{threads}, from n = 32 to 1024: your function finds all threads clearly ahead from "
+                                "n = {n} on. The same trade as a GPU's: a fixed cost per call against more arithmetic.",
+    "payoff.crossover/threads-none": "No GPU here, so the check measured the CPU against itself, one thread against "
+                                     "all {threads}, from n = 32 to 1024: your function finds no n from which all "
+                                     "threads are clearly ahead at every larger size; a quieter run may show it.",
     "payoff.crossover/measured": "Measured on this machine, {device} against the CPU: the GPU is clearly ahead from "
                                  "n = {n} on.",
     "payoff.crossover/measured-none": "Measured on this machine, {device} against the CPU: from no n up to 1024 is the "

@@ -83,14 +83,26 @@ def _payoff_crossover(crossover):
 def _payoff_crossover_on_this_machine(crossover):
     """The crossover the learner's function finds on the reader's machine, measured, or why nothing was."""
     device = try_gpu()
-    if device.type == "cpu":
+    cpu, threads = torch.device("cpu"), torch.get_num_threads()
+    if device.type == "cpu" and threads < 2:
         return _say("payoff.crossover/no-gpu")
-    cpu = torch.device("cpu")
 
     def timed(n, d):
         a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(d)
         return median_and_iqr_seconds(lambda: a @ a, d, min_run_time=0.05)
 
+    if device.type == "cpu":  # no GPU: the CPU against itself, one thread against all of them
+        def one_thread(n):
+            torch.set_num_threads(1)
+            try:
+                return timed(n, cpu)
+            finally:
+                torch.set_num_threads(threads)
+
+        one = {n: one_thread(n) for n in _PAYOFF_SIZES}
+        found = crossover(one, {n: timed(n, cpu) for n in _PAYOFF_SIZES})
+        key = "payoff.crossover/threads" if found is not None else "payoff.crossover/threads-none"
+        return _say(key, threads=threads, n=found)
     on_cpu = {n: timed(n, cpu) for n in _PAYOFF_SIZES}
     on_gpu = {n: timed(n, device) for n in _PAYOFF_SIZES}
     found = crossover(on_cpu, on_gpu)

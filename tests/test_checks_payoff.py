@@ -109,10 +109,29 @@ def test_crossover_rejects_the_first_size_ahead_and_a_crossover_where_there_is_n
     assert "crossover(on_cpu, on_gpu) should be an int, but it is a str" in said(capsys)
 
 
-def test_crossover_says_what_it_skipped_without_a_gpu(machine, capsys):
-    machine("cpu-only")  # not stubbed: without a GPU the check measures nothing, and says so
+def test_crossover_says_what_it_skipped_without_a_gpu_and_one_thread(machine, monkeypatch, capsys):
+    machine("cpu-only")  # not stubbed: without a GPU and with one thread the check measures nothing, and says so
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
     assert check("payoff.crossover", crossover)
-    assert "No GPU here, so nothing to measure" in said(capsys)
+    assert "No GPU here, and PyTorch uses one CPU thread, so nothing to measure" in said(capsys)
+
+
+def test_crossover_without_a_gpu_measures_one_cpu_thread_against_all(machine, monkeypatch, capsys):
+    machine("cpu-only")
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
+    monkeypatch.setattr(torch, "set_num_threads", lambda k: seen.append(k))
+    seen = []
+
+    def timing(fn, device, min_run_time=0.2):  # one thread: 1 s at every size; four: ahead from n = 256
+        n = fn().shape[0]
+        one = len(seen) % 2 == 1  # set_num_threads(1) before, set_num_threads(4) after
+        return utils.Timing(1.0, 0.01) if one or n < 256 else utils.Timing(0.3, 0.01)
+
+    monkeypatch.setattr(utils, "median_and_iqr_seconds", timing)
+    assert check("payoff.crossover", crossover)
+    out = said(capsys)
+    assert "one thread against all 4" in out and "clearly ahead from n = 256 on" in out, out
+    assert seen == [1, 4] * 6  # one thread for each size's first timing, then all threads again
 
 
 # --- payoff.peaks ----------------------------------------------------------------------------
