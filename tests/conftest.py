@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # utils and tools, as `make` runs them from the root
@@ -28,6 +27,7 @@ MACHINES = {
 @pytest.fixture
 def machine(monkeypatch):
     """Return a function that makes torch report the given machine's hardware."""
+    import torch  # here, not at the top: `make lint` runs tests/test_lesson_text.py without torch
 
     def simulate(name: str) -> None:
         n_cuda, mps = MACHINES[name]

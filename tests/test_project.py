@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import subprocess
 import sys
 import sysconfig
 import tomllib
@@ -41,6 +42,27 @@ def test_the_lock_pins_every_requirement_of_every_group_but_torch():
     names = {normalise(NAME.match(r)[1]) for g in GROUPS for r in group(g)} - {"torch"}
     assert not names - pinned.keys(), f"not in constraints.txt (run make lock): {sorted(names - pinned.keys())}"
     assert "torch" not in pinned and not any(n.startswith("nvidia-") for n in pinned)  # each venv picks its torch
+
+
+def test_the_lint_group_holds_no_torch_and_make_lint_asks_for_nothing_more():
+    assert not any(normalise(NAME.match(r)[1]) == "torch" for r in group("lint")), group("lint")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    lint = re.search(r"^lint: (.*?) ##", makefile, re.MULTILINE)
+    assert lint and lint[1].split() == ["$(LINT_STAMP)", "node_modules/.installed"], lint and lint[1]
+
+
+def test_the_lint_tools_and_the_lesson_text_test_run_without_torch():
+    """What `make lint` runs, with `import torch` made to fail: a lint job installs no torch."""
+    blocked = "import sys; sys.modules['torch'] = None; "  # `import torch` now raises ImportError
+    for module in ("tools.sync_notebooks", "tools.lesson_figures", "tools.zh_rhythm"):
+        done = subprocess.run([sys.executable, "-c", blocked + f"import runpy; sys.argv = ['x', '--check']; "
+                               f"runpy.run_module('{module}', run_name='__main__')"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (module, done.stdout[-2000:], done.stderr[-2000:])
+    done = subprocess.run([sys.executable, "-c", blocked + "import pytest; sys.exit(pytest.main(['-q', '-p', "
+                           "'no:cacheprovider', 'tests/test_lesson_text.py']))"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
 
 
 def test_the_environment_has_the_versions_the_lock_pins():
