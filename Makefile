@@ -181,7 +181,7 @@ outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebo
 	$(PY) -m tools.execute outputs $(NB)
 	$(PY) -m tools.sync_notebooks  # the lessons' minutes, from the run times just measured
 
-$(SITE_STAMP): $(STAMP)
+$(SITE_STAMP): $(LINT_STAMP)  # no torch: the site executes nothing
 	$(VENV_TOOL) $(VENV) --group site
 	@touch $@
 

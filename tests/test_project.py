@@ -44,21 +44,28 @@ def test_the_lock_pins_every_requirement_of_every_group_but_torch():
     assert "torch" not in pinned and not any(n.startswith("nvidia-") for n in pinned)  # each venv picks its torch
 
 
-def test_the_lint_group_holds_no_torch_and_make_lint_asks_for_nothing_more():
-    assert not any(normalise(NAME.match(r)[1]) == "torch" for r in group("lint")), group("lint")
+def test_the_lint_and_site_groups_hold_no_torch_and_make_asks_for_nothing_more():
+    for name in ("lint", "site"):
+        assert not any(normalise(NAME.match(r)[1]) == "torch" for r in group(name)), (name, group(name))
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     lint = re.search(r"^lint: (.*?) ##", makefile, re.MULTILINE)
     assert lint and lint[1].split() == ["$(LINT_STAMP)", "node_modules/.installed"], lint and lint[1]
+    site = re.search(r"^\$\(SITE_STAMP\): ([^#\n]*)", makefile, re.MULTILINE)
+    assert site and site[1].split() == ["$(LINT_STAMP)"], site and site[1]
 
 
-def test_the_lint_tools_and_the_lesson_text_test_run_without_torch():
-    """What `make lint` runs, with `import torch` made to fail: a lint job installs no torch."""
+def test_the_lint_tools_the_sites_extension_and_the_lesson_text_test_run_without_torch():
+    """What `make lint` runs, and the site's extension, with `import torch` made to fail: the lint and
+    site jobs install no torch (the whole site build was checked so once; it takes half a minute)."""
     blocked = "import sys; sys.modules['torch'] = None; "  # `import torch` now raises ImportError
     for module in ("tools.sync_notebooks", "tools.lesson_figures", "tools.zh_rhythm"):
         done = subprocess.run([sys.executable, "-c", blocked + f"import runpy; sys.argv = ['x', '--check']; "
                                f"runpy.run_module('{module}', run_name='__main__')"],
                               cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (module, done.stdout[-2000:], done.stderr[-2000:])
+    done = subprocess.run([sys.executable, "-c", blocked + "import runpy; runpy.run_path('site/gpu_outputs.py')"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)  # the site's own extension
+    assert done.returncode == 0, done.stderr[-2000:]
     done = subprocess.run([sys.executable, "-c", blocked + "import pytest; sys.exit(pytest.main(['-q', '-p', "
                            "'no:cacheprovider', 'tests/test_lesson_text.py']))"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
