@@ -52,6 +52,7 @@ def test_the_lint_and_site_groups_hold_no_torch_and_make_asks_for_nothing_more()
     assert lint and lint[1].split() == ["$(LINT_STAMP)", "node_modules/.installed"], lint and lint[1]
     site = re.search(r"^\$\(SITE_STAMP\): ([^#\n]*)", makefile, re.MULTILINE)
     assert site and site[1].split() == ["$(LINT_STAMP)"], site and site[1]
+    assert "-m pytest -m site tests/test_site.py" in makefile  # collecting the other test modules imports torch
 
 
 def test_the_lint_tools_the_sites_extension_and_the_lesson_text_test_run_without_torch():
