@@ -99,15 +99,13 @@ def _payoff_crossover_on_this_machine(crossover):
             finally:
                 torch.set_num_threads(threads)
 
-        one = {n: one_thread(n) for n in _PAYOFF_SIZES}
-        found = crossover(one, {n: timed(n, cpu) for n in _PAYOFF_SIZES})
-        key = "payoff.crossover/threads" if found is not None else "payoff.crossover/threads-none"
-        return _say(key, threads=threads, n=found)
-    on_cpu = {n: timed(n, cpu) for n in _PAYOFF_SIZES}
-    on_gpu = {n: timed(n, device) for n in _PAYOFF_SIZES}
-    found = crossover(on_cpu, on_gpu)
-    key = "payoff.crossover/measured" if found is not None else "payoff.crossover/measured-none"
-    return _say(key, device=device, n=found)
+        baseline, contender = {n: one_thread(n) for n in _PAYOFF_SIZES}, {n: timed(n, cpu) for n in _PAYOFF_SIZES}
+        key = "payoff.crossover/threads"
+    else:
+        baseline, contender = {n: timed(n, cpu) for n in _PAYOFF_SIZES}, {n: timed(n, device) for n in _PAYOFF_SIZES}
+        key = "payoff.crossover/measured"
+    found = crossover(baseline, contender)
+    return _say(key if found is not None else f"{key}-none", device=device, threads=threads, n=found)
 
 
 _PAYOFF_PEAKS = {"float32 on an A100, TF32 off": "float32", "float32 on an A100, TF32 on": "tf32",
