@@ -21,7 +21,7 @@ BRANCH = "main"
 # with, from a file the published repository really holds (branch history is published; tags
 # may not be). `make pin` sets it to the last commit once utils.py is committed, regenerates the
 # setup cells and commits; a test fails while that commit's utils.py differs from the checkout's.
-PIN = "f65ab87010e0f1453c20adad3421645ee73c1001"
+PIN = "f19f34807770999193fb3e4b40d78a7a5ce0734a"
 
 GITHUB_URL = f"https://github.com/{REPO}"
 UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
