@@ -68,10 +68,9 @@ def test_the_lint_tools_the_sites_extension_and_the_lesson_text_test_run_without
     # The site's own code (docutils and sphinx are in the site group only, so its modules are read, and
     # the series' modules they import are imported with torch blocked).
     for path in (ROOT / "site").glob("*.py"):
-        imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                    for alias in getattr(node, "names", []) if isinstance(node, ast.Import)}
-        imported |= {node.module.split(".")[0] for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                     if isinstance(node, ast.ImportFrom) and node.module}
+        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+        imported = {alias.name.split(".")[0] for node in nodes if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module.split(".")[0] for node in nodes if isinstance(node, ast.ImportFrom) and node.module}
         assert "torch" not in imported and "utils" not in imported, (path.name, sorted(imported))
     done = subprocess.run([sys.executable, "-c", blocked + "import tools.gpu_runs, tools.gpu_report"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
