@@ -43,15 +43,11 @@ NBVAL := -n $(WORKERS)
 # notebook), and running the last lesson first proves that none leans on another's leftovers.
 NOTEBOOKS_REVERSED := $(shell ls -r notebooks/solutions/*.ipynb notebooks/*.ipynb)
 ZH_NOTEBOOKS_REVERSED := $(shell ls -r notebooks/zh/solutions/*.ipynb notebooks/zh/*.ipynb)
-# Notebooks run from this checkout (make run, make outputs, make lab) take its own utils.py:
-# their setup cell fetches it from here instead of the commit it is pinned to (tools/series.py),
-# as a notebook opened alone would.
-export GPU_LESSONS_URL := file://$(CURDIR)/utils.py
 # `make outputs NB=notebooks/06_x.ipynb` re-runs only the named notebooks.
 NB ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run site test-site test test-slow test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab new-lesson outputs sync pin lock bench bench-setup bench-fresh bench-suite clean handout
+.PHONY: help venv run site test-site test test-slow test-alone test-unit test-notebooks test-zh test-repeat test-gpu lint lab new-lesson outputs sync release lock bench bench-setup bench-fresh bench-suite clean handout release
 
 help: ## List the targets and what each does
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -211,8 +207,13 @@ test-site: site ## Build the site (English and 中文), then load every page in 
 sync: $(STAMP) ## Regenerate utils.py, headers, setup cells, navigation, README table, the Chinese edition
 	$(PY) -m tools.sync_notebooks
 
-pin: $(STAMP) ## Pin notebooks opened alone to the last commit's utils.py (commit first), then commit the pin
-	$(PY) -m tools.pin
+# tools/release.py says what a release needs; `check` first, so that nothing long runs for a release that
+# cannot happen, then the tests, then the commit and the tag.
+release: $(STAMP) ## Release VERSION=X.Y.Z: check, make lint test, write it into the notebooks, commit and tag vX.Y.Z
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=1.1.0 (CHANGELOG.md says what it changes)"; exit 2; }
+	$(PY) -m tools.release check $(VERSION)
+	$(MAKE) --no-print-directory lint test
+	$(PY) -m tools.release tag $(VERSION)
 
 lock: ## Refresh constraints.txt: the newest versions pyproject.toml allows, then review and make test
 	$(PYTHON) -m tools.lock

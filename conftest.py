@@ -1,9 +1,10 @@
 """pytest in a checkout runs the notebooks as `make test` does.
 
 `pytest notebooks/03_copies_between_devices.ipynb` (or `pytest --lf`) runs strict nbval
-(`--nbval --nbval-current-env`, in pyproject.toml) with the series' sanitizer, and the
-notebooks' setup cell takes this checkout's utils.py instead of fetching the pinned one from
-GitHub. Both are set here, where pytest reads them, so the Makefile adds nothing of its own.
+(`--nbval --nbval-current-env`, in pyproject.toml) with the series' sanitizer, set here, where
+pytest reads it, so the Makefile adds nothing of its own. The notebooks' setup cell finds this
+checkout's helpers itself (utils.py and exercises/ above the notebook's folder), so nothing is
+fetched.
 
 With several workers (`-n 2`), each worker and the kernels it starts get an equal share of the
 cores as their number of threads (OMP_NUM_THREADS, unless already set): kernels that each start
@@ -20,10 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 
-# Kernels started by nbval inherit this process's environment.
-# The setup cell of every notebook reads GPU_LESSONS_URL (see tools/sync_notebooks.py).
-os.environ.setdefault("GPU_LESSONS_URL", (ROOT / "utils.py").as_uri())
-# Test kernels print short tracebacks (tests/ipython/profile_default/ipython_config.py).
+# Kernels started by nbval inherit this process's environment. Test kernels print short tracebacks
+# (tests/ipython/profile_default/ipython_config.py).
 os.environ.setdefault("IPYTHONDIR", str(ROOT / "tests" / "ipython"))
 
 
@@ -62,6 +61,7 @@ def retrying(start):
     processes come and go): "Kernel died before replying to kernel_info", before any cell ran, so
     a retry hides nothing a notebook does. jupyter_client chooses the kernel's ports, frees them,
     and the kernel binds them a moment later, so another process can take one in between.
+    nbval has no hook or option around its kernel start, so this wraps its start_new_kernel.
     """
     def start_new_kernel(*args, **kwargs):
         for _ in range(2):

@@ -3,7 +3,9 @@
 import re
 import shlex
 
-from utils import _expect, _has_kernels_for, _letter, _register, _Wrong
+from utils import _has_kernels_for
+
+from .core import _expect, _letter, _register, _Wrong
 
 # What the checks know of PyTorch 2.13's CUDA builds for x86-64 (RELEASE.md): CUDA major version
 # and the GPU code of each. cu126 runs Maxwell to Hopper; the CUDA 13 builds Turing to Blackwell.

@@ -2,7 +2,9 @@
 
 import torch
 
-from utils import _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong, two_different_devices
+from utils import two_different_devices
+
+from .core import _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong
 
 
 @_register("copies.other-way", hint="copies.other-way/hint")

@@ -1,13 +1,13 @@
 """Exercise checks: `check(exercise_id, answer)` and `hint(exercise_id)` under every exercise.
 
 The checks of each lesson are in exercises/<topic>.py; every text they print is in
-exercises/messages.py. `make sync` collects these files into utils.py after the lessons' helpers.
+exercises/messages.py. A lesson imports `check` and `hint` from the package (exercises/__init__.py),
+which imports the helpers it judges from utils.py, never the other way round.
 """
 
 import ast
 import contextlib
 import inspect
-import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -15,7 +15,10 @@ from functools import partial
 
 import torch
 
-from utils import MESSAGES, MESSAGES_ZH, language, try_gpu
+import utils
+from utils import language, try_gpu, zh_tables
+
+from .messages import MESSAGES
 
 
 class _Exercise:
@@ -60,7 +63,7 @@ class _Wrong(Exception):
 
 def _say(key: str, **fields: object) -> str:
     """Message ``key`` with its fields, in the edition's language (English where a translation is missing)."""
-    text = MESSAGES_ZH.get(key) if language() == "zh" else None
+    text = zh_tables()["messages"].get(key) if language() == "zh" else None
     return (text or MESSAGES[key]).format(**fields)
 
 
@@ -456,7 +459,7 @@ def _time_with_a_simulated_gpu(timer: Callable, *args: object, gpu_type: type = 
 
     fakes = {(time, name): gpu.clock for name in _CLOCKS} | {(time, name + "_ns"): gpu.clock_ns for name in _CLOCKS}
     fakes |= {(torch.cuda, "synchronize"): gpu.synchronize, (torch.mps, "synchronize"): gpu.synchronize,
-              (sys.modules[__name__], "synchronize"): gpu.synchronize}  # the series' own, as utils.synchronize
+              (utils, "synchronize"): gpu.synchronize}  # the series' own
     fakes |= {(torch.cuda, "Event"): partial(_SimulatedEvent, gpu), (torch.mps, "Event"): partial(_SimulatedEvent, gpu)}
     stream = _SimulatedStream(gpu)
     fakes |= {(torch.cuda, "current_stream"): lambda device=None: stream,

@@ -9,7 +9,9 @@ import math
 
 import torch
 
-from utils import DDP_EXTRAS, _expect, _expect_callable, _letter, _register, _say, _Wrong
+from utils import DDP_EXTRAS
+
+from .core import _expect, _expect_callable, _letter, _register, _say, _Wrong
 
 
 def _ddp_lesson():

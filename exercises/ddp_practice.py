@@ -12,15 +12,9 @@ import re
 
 import torch
 
-from utils import (
-    _a,
-    _expect,
-    _expect_callable,
-    _register,
-    _say,
-    _Wrong,
-    process_exists,
-)
+from utils import process_exists
+
+from .core import _a, _expect, _expect_callable, _register, _say, _Wrong
 
 # --- ddp-practice.hang: a mistake that would hang ----------------------------------------------
 

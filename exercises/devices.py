@@ -6,7 +6,9 @@ from types import SimpleNamespace
 
 import torch
 
-from utils import _expect, _expect_callable, _letter, _register, _say, _Wrong, try_all_gpus, try_gpu
+from utils import try_all_gpus, try_gpu
+
+from .core import _expect, _expect_callable, _letter, _register, _say, _Wrong
 
 # PyTorch's words when a CUDA build finds no usable GPU (c10/cuda/CUDAFunctions.cpp).
 # ... and when the driver is older than the build's CUDA (cudaErrorInsufficientDriver with a driver

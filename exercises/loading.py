@@ -15,17 +15,9 @@ from typing import ClassVar
 
 import torch
 
-from utils import (
-    StepTimes,
-    _expect,
-    _expect_callable,
-    _letter,
-    _register,
-    _say,
-    _TimeitReads,
-    _Wrong,
-    format_seconds,
-)
+from utils import StepTimes, format_seconds
+
+from .core import _expect, _expect_callable, _letter, _register, _say, _TimeitReads, _Wrong
 
 
 def _loading_seconds(value, what):

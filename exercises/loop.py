@@ -15,21 +15,9 @@ import re
 
 import torch
 
-from utils import (
-    _as_float,
-    _expect,
-    _expect_callable,
-    _first_wrong_letter,
-    _letter,
-    _register,
-    _say,
-    _Wrong,
-    digits_mlp,
-    digits_split,
-    median_and_iqr_seconds,
-    train_one_epoch,
-    try_gpu,
-)
+from utils import digits_mlp, digits_split, median_and_iqr_seconds, train_one_epoch, try_gpu
+
+from .core import _as_float, _expect, _expect_callable, _first_wrong_letter, _letter, _register, _say, _Wrong
 
 
 @contextlib.contextmanager

@@ -9,17 +9,9 @@ import weakref
 import torch
 from torch import nn
 
-from utils import (
-    _expect,
-    _expect_callable,
-    _register,
-    _say,
-    _table_answers,
-    _Wrong,
-    memory_stats,
-    release_cached_memory,
-    try_gpu,
-)
+from utils import memory_stats, release_cached_memory, try_gpu
+
+from .core import _expect, _expect_callable, _register, _say, _table_answers, _Wrong
 
 _MEMORY_MIB = 2**20
 _MEMORY_KEYS = ("weights", "gradients", "state")

@@ -4,18 +4,9 @@
 import torch
 from torch import nn
 
-from utils import (
-    _expect,
-    _expect_callable,
-    _on_a_gpu,
-    _register,
-    _say,
-    _table_answers,
-    _Wrong,
-    model_device,
-    try_gpu,
-    two_different_devices,
-)
+from utils import model_device, try_gpu, two_different_devices
+
+from .core import _expect, _expect_callable, _on_a_gpu, _register, _say, _table_answers, _Wrong
 
 
 def _models_other() -> torch.device:

@@ -10,7 +10,9 @@ import weakref
 
 import torch
 
-from utils import _expect, _expect_callable, _register, _Wrong, is_out_of_memory, largest_batch_that_fits
+from utils import is_out_of_memory, largest_batch_that_fits
+
+from .core import _expect, _expect_callable, _register, _Wrong
 
 
 @_register("oom.kept-alive", hint="oom.kept-alive/hint")

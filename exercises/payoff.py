@@ -12,19 +12,9 @@ import numbers
 import torch
 from torch.overrides import TorchFunctionMode
 
-from utils import (
-    Timing,
-    _expect,
-    _expect_callable,
-    _numpy_refused,
-    _register,
-    _say,
-    _Wrong,
-    matmul_gflops,
-    matmul_peak_tflops,
-    median_and_iqr_seconds,
-    try_gpu,
-)
+from utils import Timing, matmul_gflops, matmul_peak_tflops, median_and_iqr_seconds, try_gpu
+
+from .core import _expect, _expect_callable, _numpy_refused, _register, _say, _Wrong
 
 _PAYOFF_SIZES = (32, 64, 128, 256, 512, 1024)
 

@@ -13,20 +13,9 @@ import numbers
 import torch
 from torch import nn
 
-from utils import (
-    _expect,
-    _expect_callable,
-    _first_wrong_letter,
-    _letter,
-    _register,
-    _say,
-    _Wrong,
-    autocast_dtype,
-    median_and_iqr_seconds,
-    model_device,
-    training_step,
-    try_gpu,
-)
+from utils import autocast_dtype, median_and_iqr_seconds, model_device, training_step, try_gpu
+
+from .core import _expect, _expect_callable, _first_wrong_letter, _letter, _register, _say, _Wrong
 
 _PRECISION_LABELS = {None: "float32", torch.float16: "float16 autocast", torch.bfloat16: "bfloat16 autocast"}
 

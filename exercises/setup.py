@@ -4,7 +4,9 @@ import re
 
 import torch
 
-from utils import _expect, _expect_callable, _letter, _register, _say, _Wrong, setup_advice
+from utils import setup_advice
+
+from .core import _expect, _expect_callable, _letter, _register, _say, _Wrong
 
 _SETUP_KAGGLE = dict(driver_cuda=None, torch_cuda="12.6", cuda_available=False, service="Kaggle")
 

@@ -3,7 +3,9 @@
 
 import torch
 
-from utils import _a, _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong, try_gpu
+from utils import try_gpu
+
+from .core import _a, _expect, _expect_callable, _on_a_gpu, _register, _say, _Wrong
 
 
 @_register("tensors.half-size", hint="tensors.half-size/hint")

@@ -11,7 +11,9 @@ import os
 import torch
 from torch.overrides import TorchFunctionMode
 
-from utils import _a, _as_float, _expect, _expect_callable, _letter, _register, _say, _Wrong, try_gpu
+from utils import try_gpu
+
+from .core import _a, _as_float, _expect, _expect_callable, _letter, _register, _say, _Wrong
 
 
 def _tf32_precision():

@@ -11,8 +11,9 @@ import time
 
 import torch
 
-from utils import (
-    Timing,
+from utils import Timing, format_seconds, median_and_iqr_seconds, median_seconds, try_gpu
+
+from .core import (
     _expect,
     _expect_callable,
     _register,
@@ -22,10 +23,6 @@ from utils import (
     _TimeitReads,
     _timer_verdict,
     _Wrong,
-    format_seconds,
-    median_and_iqr_seconds,
-    median_seconds,
-    try_gpu,
 )
 
 

@@ -2,14 +2,19 @@
 
 The Chinese edition's setup cell sets ``GPU_LESSONS_LANGUAGE=zh``; from then on what the helpers
 print or raise for a reader (``localized``) and what the exercise checks say (``_say`` in
-exercises/core.py) come from the translations in i18n/zh/messages.po, which `make sync` writes into
-utils.py as ``TEXTS_ZH`` and ``MESSAGES_ZH``. The variable is read at each call, so it reaches
-DataLoader workers and processes started by ``torchrun``, which inherit the environment.
+exercises/core.py) come from the translations in i18n/zh/messages.po, which `make sync` writes as
+data into i18n/zh/messages.json beside utils.py: only the Chinese edition reads it (``zh_tables``).
+The variable is read at each call, so it reaches DataLoader workers and processes started by
+``torchrun``, which inherit the environment.
 PyTorch's own messages are never translated: the lessons' text explains them.
 """
 
+import json
 import os
 import re
+import warnings
+from functools import cache
+from pathlib import Path
 
 LANGUAGES = ("en", "zh")
 
@@ -62,20 +67,39 @@ def _compiled(table: dict[str, str]) -> list[tuple[re.Pattern, list[str], list[t
     return out
 
 
+# The Chinese texts, beside utils.py (this file is part of utils.py): in a checkout, in a release's archive
+# and in a hand-out's series_helpers/ folder alike.
+ZH_TABLES = Path("i18n", "zh", "messages.json")
+
+
+@cache
+def zh_tables() -> dict[str, dict[str, str]]:
+    """The Chinese edition's texts, read once, at their first use: "messages", the exercise checks'
+    ``MESSAGES`` by key, and "texts", the helpers' ``localized`` texts by their English f-string.
+    Without the file (a utils.py copied alone) the series' messages stay English, with a warning."""
+    path = Path(__file__).resolve().parent / ZH_TABLES
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        warnings.warn(f"{path} is missing, so the series' messages stay English: copy the folder "
+                      "i18n/ of the series beside utils.py", stacklevel=2)
+        return {"messages": {}, "texts": {}}
+
+
 _COMPILED: dict[int, list] = {}
 
 
 def localized(text: str) -> str:
     """``text``, a message a helper prints or raises for a reader, in the language of the edition.
 
-    In English it is ``text`` itself. In the Chinese edition its translation from ``TEXTS_ZH``,
+    In English it is ``text`` itself. In the Chinese edition its translation from ``zh_tables()``,
     where the English is written as the helper's f-string (``"no GPU {name}"``): the values the
     fields took are put in their places, each of them translated too when it is such a message
     itself. A text with no translation stays English.
     """
     if language() == "en" or not isinstance(text, str):
         return text
-    table = globals().get("TEXTS_ZH", {})  # written into utils.py after this file by `make sync`
+    table = zh_tables()["texts"]
     if text in table:  # a text without fields
         return table[text]
     compiled = _COMPILED.get(id(table))

@@ -36,7 +36,7 @@ gpu_runs_fixtures = os.environ.get("GPU_RUNS_FIXTURES") == "1"  # the test build
 root_doc = "README"
 include_patterns = ["README.md", "RUNNING.md", "CONTRIBUTING.md", "TEACHING.md", "ARCHITECTURE.md", "CHANGELOG.md",
                     "notebooks/*.ipynb", "notebooks/solutions/*.ipynb",
-                    "README.zh-CN.md", "RUNNING.zh-CN.md", "CONTRIBUTING.zh-CN.md", "TEACHING.zh-CN.md",
+                    "README.zh-CN.md", "RUNNING.zh-CN.md", "TEACHING.zh-CN.md",
                     "notebooks/zh/*.ipynb",
                     "notebooks/zh/solutions/*.ipynb",
                     "i18n/zh/glossary.md"]
@@ -64,7 +64,7 @@ TOCTREES = {
                ("Changelog", "CHANGELOG.md"), ("中文版", None)),
     ZH_ROOT: (("课程", "notebooks/zh"), ("练习解答", "notebooks/zh/solutions"),
               ("在自己的机器上运行", "RUNNING.zh-CN.md"), ("教师指南", "TEACHING.zh-CN.md"),
-              ("参与贡献", "CONTRIBUTING.zh-CN.md"), ("术语表", "i18n/zh/glossary.md")),
+              ("术语表", "i18n/zh/glossary.md")),
 }
 
 
@@ -89,7 +89,7 @@ def add_toctrees(app, docname, source):
 
 def twin(docname: str) -> tuple[str, bool]:
     """The same page in the other language, and whether this page is Chinese."""
-    if docname.endswith(".zh-CN"):  # README.zh-CN, CONTRIBUTING.zh-CN, TEACHING.zh-CN (tools/i18n.py's DOCUMENTS)
+    if docname.endswith(".zh-CN"):  # README.zh-CN, RUNNING.zh-CN, TEACHING.zh-CN (tools/i18n.py's DOCUMENTS)
         return docname.removesuffix(".zh-CN"), True
     if (ROOT / f"{docname}.zh-CN.md").exists():
         return docname + ".zh-CN", False

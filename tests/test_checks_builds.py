@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from exercises import check
+from exercises.core import _EXERCISES
 from tools.series import exercises_of, read
-from utils import _EXERCISES, _has_kernels_for, check
+from utils import _has_kernels_for
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = {

@@ -1,6 +1,6 @@
 """The checks of lesson 03's exercises (exercises/copies.py): the right answer passes, typical wrong
 ones get their own message. Machines with GPUs are simulated (the `machine` fixture), and a tensor
-"on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`): no GPU is needed."""
+"on a GPU" is a CPU tensor that behaves as one (`exercises.core._on_a_gpu`): no GPU is needed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-import utils
-from utils import check
+import exercises.core
+from exercises import check
 
 
 def values():
@@ -26,11 +26,11 @@ def said(capsys) -> str:
 ])
 def test_other_way_wants_the_sum_on_the_first_device_on_every_machine(machine, capsys, name, first, second):
     machine(name)
-    on = (lambda t, d: t.to(d)) if first == "cpu" else utils._on_a_gpu
+    on = (lambda t, d: t.to(d)) if first == "cpu" else exercises.core._on_a_gpu
     assert check("copies.other-way", on(values(), first))
     assert f"The sum lives on {first}, X's device" in said(capsys)
     if second is not None:  # the lesson's way round: the sum on the second device
-        wrong = values() if second == "cpu" else utils._on_a_gpu(values(), second)
+        wrong = values() if second == "cpu" else exercises.core._on_a_gpu(values(), second)
         assert not check("copies.other-way", wrong)
         assert f"the sum lives on {second}, Y's device" in said(capsys)
 

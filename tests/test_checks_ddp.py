@@ -10,10 +10,10 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
-import utils
-from utils import check
+import exercises.ddp
+from exercises import check
 
-make_data, make_model = utils._ddp_lesson()
+make_data, make_model = exercises.ddp._ddp_lesson()
 
 
 def said(capsys) -> str:

@@ -16,7 +16,7 @@ import pytest
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
-from utils import check
+from exercises import check
 
 
 def said(capsys) -> str:

@@ -12,9 +12,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-import utils
+import exercises.devices
+from exercises import check
+from exercises.core import _EXERCISES
 from tools.series import exercises_of, read
-from utils import _EXERCISES, check, try_all_gpus
+from utils import try_all_gpus
 
 ROOT = Path(__file__).resolve().parent.parent
 MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
@@ -372,10 +374,10 @@ def test_gpu_memory_checks_leave_torch_cuda_as_they_found_it(capsys):
 
 
 def test_a_driver_too_old_for_the_build_raises_pytorchs_too_old_words_not_no_driver():
-    with utils._devices_simulated(n_cuda=1, usable=False), pytest.raises(RuntimeError) as raised:
+    with exercises.devices._devices_simulated(n_cuda=1, usable=False), pytest.raises(RuntimeError) as raised:
         torch.cuda.current_device()
     assert str(raised.value).startswith("The NVIDIA driver on your system is too old (found version 11040)")
-    with utils._devices_simulated(n_cuda=0), pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
+    with exercises.devices._devices_simulated(n_cuda=0), pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
         torch.cuda.current_device()
 
 

@@ -14,8 +14,10 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+import exercises.loading
 import utils
-from utils import check, step_time_split
+from exercises import check
+from utils import step_time_split
 
 DATA = TensorDataset(torch.randn(256, 1, 8, 8), torch.randint(0, 10, (256,)))
 
@@ -192,7 +194,7 @@ def test_workers_replaces_a_step_time_split_the_notebook_defined_itself(capsys):
      ["The waiting did not fall much", "The computing fell"], "The waiting fell"),
 ])
 def test_workers_right_message_says_only_what_the_learners_numbers_show(measured, says, never):
-    seen = utils._loading_seen(measured)
+    seen = exercises.loading._loading_seen(measured)
     assert all(s in seen for s in says), seen
     assert never not in seen
 

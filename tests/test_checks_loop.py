@@ -1,7 +1,7 @@
 """The checks of lesson 12's exercises (exercises/loop.py): the right answer passes, typical wrong ones
 get their own message. The checks train lesson 11's digits model on the CPU themselves; the pinning
 check runs on a simulated CUDA machine (the `machine` fixture) with a copy "on the GPU" that is a CPU
-tensor behaving as one (`utils._on_a_gpu`), a pinned tensor that says so, and a synchronize that
+tensor behaving as one (`exercises.core._on_a_gpu`), a pinned tensor that says so, and a synchronize that
 waits for nothing. No GPU is needed."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-import utils
-from utils import check, digits_mlp, digits_split, train_one_epoch
+from exercises import check
+from exercises.core import _on_a_gpu
+from utils import digits_mlp, digits_split, train_one_epoch
 
 CPU = torch.device("cpu")
 TRAIN_SET = digits_split()[0]
@@ -172,7 +173,7 @@ def test_pin_price_without_cuda_checks_the_copy_and_says_what_it_skipped(machine
 
 @pytest.fixture
 def simulated_cuda(machine, monkeypatch):
-    """A one-GPU machine on which a copy "on the GPU" is utils._on_a_gpu and synchronize waits for nothing."""
+    """A one-GPU machine on which a copy "on the GPU" is exercises.core._on_a_gpu and synchronize waits for nothing."""
     machine("one-cuda-gpu")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     pinned = set()
@@ -187,7 +188,7 @@ def simulated_cuda(machine, monkeypatch):
 
 
 def test_pin_price_on_a_cuda_machine_times_the_pinning_and_the_copy(simulated_cuda, capsys):
-    assert check("loop.pin-price", simulated_cuda, lambda: utils._on_a_gpu(HOST.clone()), False, "a")
+    assert check("loop.pin-price", simulated_cuda, lambda: _on_a_gpu(HOST.clone()), False, "a")
     out = said(capsys)
     assert "On cuda:0: pinning 4 KiB took" in out and "one copy of it from pageable memory" in out
 
@@ -195,7 +196,7 @@ def test_pin_price_on_a_cuda_machine_times_the_pinning_and_the_copy(simulated_cu
 def test_pin_price_on_a_cuda_machine_catches_a_copy_left_on_the_cpu_and_no_pinning(simulated_cuda, capsys):
     assert not check("loop.pin-price", simulated_cuda, lambda: HOST.clone(), False, "a")
     assert "copy_pageable() returns a tensor on cpu, not on cuda:0" in said(capsys)
-    gpu_copy = utils._on_a_gpu(HOST.clone())
+    gpu_copy = _on_a_gpu(HOST.clone())
     assert not check("loop.pin-price", lambda: HOST.clone(), lambda: gpu_copy, False, "a")
     assert "pin_host() should return a copy of host in pinned memory" in said(capsys)
 
@@ -274,7 +275,7 @@ def test_pin_price_accepts_numpy_bools_and_other_spellings(machine, capsys):
 
 def test_pin_price_on_a_mac_checks_the_copy_to_mps(machine, capsys):
     machine("apple-mps")
-    assert check("loop.pin-price", HOST.pin_memory, lambda: utils._on_a_gpu(HOST.clone(), "mps:0"), False, "a")
+    assert check("loop.pin-price", HOST.pin_memory, lambda: _on_a_gpu(HOST.clone(), "mps:0"), False, "a")
     assert "No CUDA GPU here (mps:0)" in said(capsys)
     assert not check("loop.pin-price", HOST.pin_memory, lambda: HOST.clone(), False, "a")
     assert "copy_pageable() returns a tensor on cpu, not on mps:0" in said(capsys)
@@ -287,10 +288,10 @@ def test_pin_price_on_a_cuda_machine_catches_a_copy_that_pins_first(simulated_cu
         return simulated_cuda()
 
     monkeypatch.setattr(torch.Tensor, "pin_memory", fake_pin)
-    assert not check("loop.pin-price", simulated_cuda, lambda: utils._on_a_gpu(HOST.pin_memory()), False, "a")
+    assert not check("loop.pin-price", simulated_cuda, lambda: _on_a_gpu(HOST.pin_memory()), False, "a")
     assert "copy_pageable() pins memory before it copies (it calls pin_memory())" in said(capsys)
     pinned = simulated_cuda()  # pinned once, outside: the copy is from pinned memory all the same
-    assert not check("loop.pin-price", simulated_cuda, lambda: pinned.to(utils._on_a_gpu(torch.zeros(1))), False, "a")
+    assert not check("loop.pin-price", simulated_cuda, lambda: pinned.to(_on_a_gpu(torch.zeros(1))), False, "a")
     assert "copy_pageable() copies a tensor that is in pinned memory" in said(capsys)
-    assert check("loop.pin-price", simulated_cuda, lambda: HOST.to(utils._on_a_gpu(torch.zeros(1))), False, "a")
+    assert check("loop.pin-price", simulated_cuda, lambda: HOST.to(_on_a_gpu(torch.zeros(1))), False, "a")
     assert torch.Tensor.pin_memory is fake_pin  # the check put pin_memory back as it was

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-import utils
-from utils import check
+import exercises.memory
+from exercises import check
 
 MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
 MiB = 2**20
@@ -25,9 +25,9 @@ MiB = 2**20
 
 @pytest.fixture
 def stub_real_runs(monkeypatch):
-    monkeypatch.setattr(utils, "_memory_adam_step_on_this_machine",
+    monkeypatch.setattr(exercises.memory, "_memory_adam_step_on_this_machine",
                         lambda state_bytes: {"counted": "256.1", "measured": "(measured)"})
-    monkeypatch.setattr(utils, "_memory_alias_on_this_machine", lambda: {"device": "sim", "rows": "(rows)"})
+    monkeypatch.setattr(exercises.memory, "_memory_alias_on_this_machine", lambda: {"device": "sim", "rows": "(rows)"})
 
 
 def said(capsys) -> str:

@@ -1,7 +1,7 @@
 """The checks of lesson 04's exercises (exercises/models.py): the right answer passes, typical wrong
 ones get their own message, a model whose inputs stayed behind (on another device than its
 parameters) first among them. Machines with GPUs are simulated (the `machine` fixture), and a tensor
-"on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`): no GPU is needed. A model's layers
+"on a GPU" is a CPU tensor that behaves as one (`exercises.core._on_a_gpu`): no GPU is needed. A model's layers
 cannot live on a simulated GPU, so the split model's tests use this machine's own two devices
 (`two_different_devices()`: the CPU and `meta` without a GPU) and a batch that behaves as if on a GPU."""
 
@@ -15,7 +15,9 @@ import torch
 from torch import nn
 
 import utils
-from utils import check, two_different_devices
+from exercises import check
+from exercises.core import _on_a_gpu
+from utils import two_different_devices
 
 OTHER = [("cpu-only", "meta"), ("one-cuda-gpu", "cuda:0"), ("two-cuda-gpus", "cuda:0"), ("apple-mps", "mps:0")]
 
@@ -26,7 +28,7 @@ def said(capsys) -> str:
 
 def ones_on(device: str) -> torch.Tensor:
     """torch.ones(3) on ``device``: really for the CPU and meta, as a tensor that behaves so for a GPU."""
-    return torch.ones(3, device=device) if device in ("cpu", "meta") else utils._on_a_gpu(torch.ones(3), device)
+    return torch.ones(3, device=device) if device in ("cpu", "meta") else _on_a_gpu(torch.ones(3), device)
 
 
 # --- models.to-in-place ------------------------------------------------------------------------
@@ -225,7 +227,7 @@ def checkpoint(tmp_path) -> pathlib.Path:
 
 
 def on_best(state: dict, device: str) -> dict:
-    return {k: v if device == "cpu" else utils._on_a_gpu(v, device) for k, v in state.items()}
+    return {k: v if device == "cpu" else _on_a_gpu(v, device) for k, v in state.items()}
 
 
 @pytest.mark.parametrize(("name", "best"), [("cpu-only", "cpu"), ("one-cuda-gpu", "cuda:0"), ("apple-mps", "mps:0")])
@@ -374,7 +376,7 @@ class SplitWithAsTensor(Split):
 
 def test_split_accepts_a_forward_that_moves_with_as_tensor(capsys):
     """as_tensor takes the batch as data, which no __torch_function__ of the GPU-like batch sees: the check
-    runs with a mode that moves it as CUDA would (utils._OnAGPUCalls), where it stayed "on cuda:0"."""
+    runs with a mode that moves it as CUDA would (exercises.core._OnAGPUCalls), where it stayed "on cuda:0"."""
     first, second = two_different_devices()
     assert check("models.split", SplitWithAsTensor(first, second), False)
     assert f"split computes across {first} and {second}" in said(capsys)

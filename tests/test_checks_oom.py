@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-from utils import check, is_out_of_memory, largest_batch_that_fits, limited_memory, release_cached_memory
+from exercises import check
+from utils import is_out_of_memory, largest_batch_that_fits, limited_memory, release_cached_memory
 
 MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
 

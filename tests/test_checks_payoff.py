@@ -15,17 +15,19 @@ import numpy as np
 import pytest
 import torch
 
+import exercises.payoff
 import utils
-from utils import check
+from exercises import check
 
 MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
 
 
 @pytest.fixture
 def stub_real_runs(monkeypatch):
-    monkeypatch.setattr(utils, "_payoff_crossover_on_this_machine", lambda crossover: "(measured)")
-    monkeypatch.setattr(utils, "_payoff_peaks_on_this_machine", lambda: {"device": "sim", "n": 4096, "rows": "(rows)"})
-    monkeypatch.setattr(utils, "_payoff_copy_every_on_this_machine",
+    monkeypatch.setattr(exercises.payoff, "_payoff_crossover_on_this_machine", lambda crossover: "(measured)")
+    monkeypatch.setattr(exercises.payoff, "_payoff_peaks_on_this_machine",
+                        lambda: {"device": "sim", "n": 4096, "rows": "(rows)"})
+    monkeypatch.setattr(exercises.payoff, "_payoff_copy_every_on_this_machine",
                         lambda log_every: {"device": "sim", "steps": 1000, "rows": "(rows)", "against": "(against)"})
 
 
@@ -127,7 +129,7 @@ def test_crossover_without_a_gpu_measures_one_cpu_thread_against_all(machine, mo
         one = len(seen) % 2 == 1  # set_num_threads(1) before, set_num_threads(4) after
         return utils.Timing(1.0, 0.01) if one or n < 256 else utils.Timing(0.3, 0.01)
 
-    monkeypatch.setattr(utils, "median_and_iqr_seconds", timing)
+    monkeypatch.setattr(exercises.payoff, "median_and_iqr_seconds", timing)
     assert check("payoff.crossover", crossover)
     out = said(capsys)
     assert "one thread against all 4" in out and "clearly ahead from n = 256 on" in out, out

@@ -1,7 +1,7 @@
 """The checks of lesson 09's exercises (exercises/precision.py): the right answer passes, typical wrong
 ones get their own message. The steps are a tiny model's, trained for real on the CPU; the machine
 the check runs on is simulated (the `machine` fixture: a Mac, a CUDA GPU) where that matters, and a
-tensor "on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`). No GPU is needed."""
+tensor "on a GPU" is a CPU tensor that behaves as one (`exercises.core._on_a_gpu`). No GPU is needed."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import pytest
 import torch
 from torch import nn
 
-import utils
-from utils import check, training_step
+import exercises.core
+from exercises import check
+from utils import training_step
 
 WIDTH = 16
 RIGHT_WHICH = {"Ampere GPU, bfloat16": "a", "T4, bfloat16": "b", "CPU, float16": "b"}
@@ -260,11 +261,11 @@ def test_small_model_accepts_a_list_a_model_of_its_own_and_the_letter_as_written
 
 
 def test_small_model_catches_inputs_on_another_device_than_the_model(capsys):
-    """Inputs "on a GPU" (utils._on_a_gpu) next to a model on the CPU: the lesson's device error."""
+    """Inputs "on a GPU" (exercises.core._on_a_gpu) next to a model on the CPU: the lesson's device error."""
 
     def inputs_on_gpu():
         model, inputs, targets = small_setup()
-        return model, utils._on_a_gpu(inputs, "cuda:1"), targets
+        return model, exercises.core._on_a_gpu(inputs, "cuda:1"), targets
 
     assert not check("precision.small-model", inputs_on_gpu, "a")
     assert "the model is on cpu, the inputs on cuda:1 and the targets on cpu" in said(capsys)

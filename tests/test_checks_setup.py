@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from exercises import check
+from exercises.core import _EXERCISES
 from tools.series import exercises_of, read
-from utils import _EXERCISES, check
 
 ROOT = Path(__file__).resolve().parent.parent
 KAGGLE = dict(driver_cuda=None, torch_cuda="12.6", cuda_available=False, service="Kaggle")

@@ -1,6 +1,6 @@
 """The checks of lesson 02's exercises (exercises/tensors.py): the right answer passes, typical wrong
 ones get their own message. Machines with GPUs are simulated (the `machine` fixture), and a tensor
-"on a GPU" is a CPU tensor that behaves as one (`utils._on_a_gpu`): no GPU is needed."""
+"on a GPU" is a CPU tensor that behaves as one (`exercises.core._on_a_gpu`): no GPU is needed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-import utils
-from utils import check
+import exercises.core
+import exercises.tensors
+from exercises import check
 
 MACHINES = [("cpu-only", "cpu"), ("one-cuda-gpu", "cuda:0"), ("two-cuda-gpus", "cuda:0"), ("apple-mps", "mps:0")]
 
@@ -20,7 +21,7 @@ def said(capsys) -> str:
 
 def on(t: torch.Tensor, device: str) -> torch.Tensor:
     """``t`` on ``device``: really for the CPU, as a tensor that behaves so for a GPU."""
-    return t if device == "cpu" else utils._on_a_gpu(t, device)
+    return t if device == "cpu" else exercises.core._on_a_gpu(t, device)
 
 
 # --- tensors.half-size -------------------------------------------------------------------------
@@ -123,7 +124,7 @@ def test_missing_gpu_on_a_cuda_machine_wants_its_own_error_not_a_cpu_machines(ma
     """A simulated one-GPU machine: creating the tensor raises the CUDA runtime's invalid device ordinal."""
     machine("one-cuda-gpu")
     ordinal = RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously reported")
-    monkeypatch.setattr(utils, "_tensors_try_cuda5", lambda: ordinal)
+    monkeypatch.setattr(exercises.tensors, "_tensors_try_cuda5", lambda: ordinal)
     assert check("tensors.missing-gpu", RuntimeError("CUDA error: invalid device ordinal\nother details"))
     assert "raises RuntimeError: CUDA error: invalid device ordinal." in said(capsys)
     assert not check("tensors.missing-gpu", AssertionError("Torch not compiled with CUDA enabled"))
@@ -134,7 +135,7 @@ def test_missing_gpu_on_a_machine_with_eight_gpus_wants_none(machine, monkeypatc
     """A simulated machine with eight CUDA GPUs, where cuda:5 exists and nothing is raised."""
     machine("two-cuda-gpus")
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)
-    monkeypatch.setattr(utils, "_tensors_try_cuda5", lambda: None)
+    monkeypatch.setattr(exercises.tensors, "_tensors_try_cuda5", lambda: None)
     assert check("tensors.missing-gpu", None)
     assert "creates the tensor: this machine has 8 CUDA GPUs" in said(capsys)
     assert not check("tensors.missing-gpu", AssertionError("Torch not compiled with CUDA enabled"))
@@ -145,7 +146,7 @@ def test_missing_gpu_names_an_unexpected_error_with_its_article(machine, monkeyp
     """"error is an AssertionError", not "a AssertionError"."""
     machine("two-cuda-gpus")
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)
-    monkeypatch.setattr(utils, "_tensors_try_cuda5", lambda: None)
+    monkeypatch.setattr(exercises.tensors, "_tensors_try_cuda5", lambda: None)
     assert not check("tensors.missing-gpu", AssertionError("Torch not compiled with CUDA enabled"))
     assert "error is an AssertionError, but on this machine" in said(capsys)
     assert not check("tensors.missing-gpu", RuntimeError("CUDA error: invalid device ordinal"))

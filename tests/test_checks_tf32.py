@@ -1,7 +1,7 @@
 """The checks of lesson 10's exercises (exercises/tf32.py): the right answer passes, typical wrong ones
 get their own message. Everything computes on the CPU; a machine with a GPU is simulated (the
 `machine` fixture), and the learner's function, handed that GPU, computes with tensors that behave as
-if on it (`utils._on_a_gpu`, on the CPU) and stands for what the GPU would give. No GPU is needed."""
+if on it (`exercises.core._on_a_gpu`, on the CPU) and stands for what the GPU would give. No GPU is needed."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-import utils
+import exercises.core
+from exercises import check
 from tools.series import NOTEBOOKS, read
-from utils import check, training_step
+from utils import training_step
 
 
 def said(capsys) -> str:
@@ -27,7 +28,7 @@ def said(capsys) -> str:
 
 def to(t, where):
     """t.to(where), where a simulated GPU gives a CPU tensor that behaves as one there."""
-    return t.to(where) if torch.device(where).type == "cpu" else utils._on_a_gpu(t, where)
+    return t.to(where) if torch.device(where).type == "cpu" else exercises.core._on_a_gpu(t, where)
 
 
 def product_error(where, precision, n=128):

@@ -21,8 +21,10 @@ import numpy as np
 import pytest
 import torch
 
+import exercises.timing
 import utils
-from utils import Timing, check, synchronize
+from exercises import check
+from utils import Timing, synchronize
 
 MACHINES = ["cpu-only", "one-cuda-gpu", "two-cuda-gpus", "apple-mps"]
 
@@ -32,7 +34,7 @@ def stub_real_runs(monkeypatch):
     fields = {"device": "the simulated device", "naive": "10 µs", "honest": "1 ms", "ratio": "100.0", "note": "",
               "n": 4096, "mine": Timing(1e-3, 1e-4), "helper": Timing(1e-3, 1e-5), "rows": "(rows)"}
     for name in ("_timing_naive_on_this_machine", "_timing_spread_on_this_machine", "_timing_queued_on_this_machine"):
-        monkeypatch.setattr(utils, name, lambda timer, uses_events=False: fields)
+        monkeypatch.setattr(exercises.timing, name, lambda timer, uses_events=False: fields)
 
 
 def said(capsys) -> str:

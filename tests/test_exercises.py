@@ -16,6 +16,9 @@ import numpy as np
 import pytest
 import torch
 
+import exercises.copies
+import exercises.core
+import exercises.messages
 import utils
 from tools.series import NOTEBOOKS, ROOT, exercises_of, lessons, read
 
@@ -27,14 +30,14 @@ HARDWARE = re.compile(r"^(any machine|a CUDA GPU|a GPU|an NVIDIA GPU|two process
 
 def test_an_exercise_that_does_not_exist_raises_a_value_error_naming_the_known_ones():
     with pytest.raises(ValueError, match=r"no exercise 'copies\.nope'.*copies\.other-way"):
-        utils.check("copies.nope", 1)
+        exercises.check("copies.nope", 1)
     with pytest.raises(ValueError, match="the exercises are"):
-        utils.hint(42)
+        exercises.hint(42)
 
 
 @pytest.mark.parametrize("answer", [..., [..., 1], {"a": ...}])
 def test_the_template_is_not_answered_yet_and_returns_false(capsys, answer):
-    assert not utils.check("copies.other-way", answer)
+    assert not exercises.check("copies.other-way", answer)
     assert capsys.readouterr().out.startswith("Not answered yet")
 
 
@@ -42,14 +45,14 @@ def test_a_function_whose_body_is_only_the_ellipsis_is_not_answered_yet(capsys):
     namespace: dict = {}
     exec(compile('def to_numpy(t):\n    """A docstring."""\n    ...\n', "<learner>", "exec"), namespace)
     # exec'd code has no source for inspect to read: it is judged by what it does, and it returns None
-    assert not utils.check("copies.to-numpy", namespace["to_numpy"])
+    assert not exercises.check("copies.to-numpy", namespace["to_numpy"])
     assert "returns a NoneType" in capsys.readouterr().out
 
     def to_numpy(t):
         """A docstring."""
         ...
 
-    assert not utils.check("copies.to-numpy", to_numpy)
+    assert not exercises.check("copies.to-numpy", to_numpy)
     assert capsys.readouterr().out.startswith("Not answered yet")
 
 
@@ -60,14 +63,14 @@ def test_a_function_whose_body_is_only_the_ellipsis_is_not_answered_yet(capsys):
     (np.zeros(2), "result should be a tensor (torch.Tensor), but it is an ndarray"),
 ])
 def test_an_answer_of_the_wrong_type_gets_a_clear_message(capsys, answer, printed):
-    assert not utils.check("copies.other-way", answer)
+    assert not exercises.check("copies.other-way", answer)
     assert printed in capsys.readouterr().out
 
 
 def test_too_many_or_too_few_answers_are_named_not_raised(capsys):
-    assert not utils.check("copies.other-way", 1, 2)
+    assert not exercises.check("copies.other-way", 1, 2)
     assert "takes 1 answer(s) after the exercise's name (result), but got 2" in capsys.readouterr().out
-    assert not utils.check("copies.copy-true", lambda a, b: True)
+    assert not exercises.check("copies.copy-true", lambda a, b: True)
     assert "(shares_memory, answer), but got 1" in capsys.readouterr().out
 
 
@@ -75,30 +78,30 @@ def test_an_answer_that_raises_is_reported_and_the_check_returns_false(capsys):
     def to_numpy(t):
         raise KeyError("mine")
 
-    assert not utils.check("copies.to-numpy", to_numpy)
+    assert not exercises.check("copies.to-numpy", to_numpy)
     assert "your code raised KeyError: 'mine'" in capsys.readouterr().out
 
 
 def test_a_wrong_answer_offers_the_hint_and_hint_prints_it(capsys):
-    assert not utils.check("copies.which-copy", {name: True for name in utils._COPIES_CALLS})
+    assert not exercises.check("copies.which-copy", {name: True for name in exercises.copies._COPIES_CALLS})
     out = capsys.readouterr().out
     assert out.startswith("✗ Not yet:") and 'hint("copies.which-copy")' in out
-    utils.hint("copies.which-copy")
-    assert capsys.readouterr().out.strip() == utils.MESSAGES["copies.which-copy/hint"]
+    exercises.hint("copies.which-copy")
+    assert capsys.readouterr().out.strip() == exercises.messages.MESSAGES["copies.which-copy/hint"]
 
 
 def test_every_exercise_names_messages_that_exist_and_every_message_is_used():
-    assert utils._EXERCISES, "no exercise is registered"
-    for ex in utils._EXERCISES.values():
+    assert exercises.core._EXERCISES, "no exercise is registered"
+    for ex in exercises.core._EXERCISES.values():
         assert (ex.test is None) == (ex.reason is not None), ex.id
         for key in (ex.hint, ex.reason):
-            assert key is None or key in utils.MESSAGES, (ex.id, key)
+            assert key is None or key in exercises.messages.MESSAGES, (ex.id, key)
     sources = "\n".join(p.read_text(encoding="utf-8") for p in EXERCISES_DIR.glob("*.py"))
     named = set(re.findall(r"""["']([a-z0-9-]+(?:\.[a-z0-9-]+)?/[a-z0-9.-]+)["']""", sources))
-    unknown = sorted(k for k in named if k not in utils.MESSAGES and "{" not in k)
+    unknown = sorted(k for k in named if k not in exercises.messages.MESSAGES and "{" not in k)
     assert not unknown, f"keys named in exercises/ that MESSAGES lacks: {unknown}"
-    implicit = {f"{i}/right" for i in utils._EXERCISES}
-    unused = sorted(k for k in utils.MESSAGES if k not in named and k not in implicit
+    implicit = {f"{i}/right" for i in exercises.core._EXERCISES}
+    unused = sorted(k for k in exercises.messages.MESSAGES if k not in named and k not in implicit
                     and not re.search(rf"""["']{re.escape(k.rsplit("/", 1)[0])}/\{{""", sources))
     assert not unused, f"messages nothing prints (remove them): {unused}"
 
@@ -145,10 +148,10 @@ def cold_timer(fn, device, repeats=25):
 
 
 def verdict(timer):
-    result, gpu = utils._time_with_a_simulated_gpu(timer)
+    result, gpu = exercises.core._time_with_a_simulated_gpu(timer)
     try:
-        utils._timer_verdict(gpu)
-    except utils._Wrong as wrong:
+        exercises.core._timer_verdict(gpu)
+    except exercises.core._Wrong as wrong:
         return result, wrong.key
     return result, None
 
@@ -191,7 +194,7 @@ def test_the_real_clocks_and_synchronizes_come_back_even_when_the_timer_raises()
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        utils._time_with_a_simulated_gpu(broken)
+        exercises.core._time_with_a_simulated_gpu(broken)
     assert (time.perf_counter, torch.cuda.synchronize, utils.synchronize) == before
 
 
@@ -200,7 +203,7 @@ def test_the_real_clocks_and_synchronizes_come_back_even_when_the_timer_raises()
     ("UserDict", "a UserDict"), ("str", "a str"), ("NoneType", "a NoneType"), ("float", "a float"),
 ])
 def test_a_type_name_gets_the_article_of_how_it_is_read(name, with_article):
-    assert utils._a(name) == with_article
+    assert exercises.core._a(name) == with_article
 
 
 @pytest.mark.parametrize(("value", "kind", "python"), [
@@ -209,7 +212,7 @@ def test_a_type_name_gets_the_article_of_how_it_is_read(name, with_article):
     (np.int64(4), (int, float), 4),
 ])
 def test_expect_takes_a_number_written_another_way_as_pythons(value, kind, python):
-    got = utils._expect(value, kind, "x")
+    got = exercises.core._expect(value, kind, "x")
     assert got == python and type(got) is type(python)
 
 
@@ -222,26 +225,26 @@ def test_expect_takes_a_number_written_another_way_as_pythons(value, kind, pytho
     (64, float, "x should be a float, but it is an int"),
 ])
 def test_expect_still_refuses_what_is_not_that_number(value, kind, printed):
-    with pytest.raises(utils._Wrong) as wrong:
-        utils._expect(value, kind, "x")
-    assert utils._say(wrong.value.key, **wrong.value.fields) == printed + "."
+    with pytest.raises(exercises.core._Wrong) as wrong:
+        exercises.core._expect(value, kind, "x")
+    assert exercises.core._say(wrong.value.key, **wrong.value.fields) == printed + "."
 
 
 # --- tensors that behave as if on a GPU ---------------------------------------------------
 
 @pytest.mark.parametrize("device", ["cuda:0", "cuda:1", "mps"])
 def test_a_pretend_gpu_tensor_refuses_numpy_until_copied_to_the_cpu(device):
-    t = utils._on_a_gpu(torch.arange(3.0), device)
+    t = exercises.core._on_a_gpu(torch.arange(3.0), device)
     assert str((t * 2).device) == (device if ":" in device else device + ":0")
     with pytest.raises(TypeError, match=r"device type tensor to numpy\. Use Tensor\.cpu\(\)"):
         (t + 1).numpy()
     assert type(t.cpu()) is torch.Tensor and t.to("cpu").numpy().tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(ValueError, match="must be a GPU"):
-        utils._on_a_gpu(t, "cpu")
+        exercises.core._on_a_gpu(t, "cpu")
 
 
 def gpu(values=(0.0, 1.0, 2.0), device="cuda:0"):
-    return utils._on_a_gpu(torch.tensor(values), device)
+    return exercises.core._on_a_gpu(torch.tensor(values), device)
 
 
 SAME_DEVICE = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
@@ -264,13 +267,13 @@ TO_NUMPY = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() t
 # torch/csrc/utils/tensor_new.cpp (as_tensor and torch.tensor move a tensor with var.to(device, dtype), on
 # its own device where no device is given; torch.tensor copies it). as_tensor and torch.tensor take the
 # tensor as data, which reaches no __torch_function__: those rows run as in a check, whose first pretend
-# tensor turns on the mode that sees them (utils._OnAGPUCalls).
+# tensor turns on the mode that sees them (exercises.core._OnAGPUCalls).
 
 
 def in_a_check(run):
-    """``run()`` as a check runs it (utils._on_a_gpu_calls)."""
+    """``run()`` as a check runs it (exercises.core._on_a_gpu_calls)."""
     def ran():
-        with utils._on_a_gpu_calls():
+        with exercises.core._on_a_gpu_calls():
             return run()
     return ran
 
@@ -372,9 +375,9 @@ def test_every_exercise_has_its_needs_an_answer_cell_and_a_check_or_a_listed_rea
         where = f"{lesson.path.name}, exercise {e.number}"
         assert e.needs and HARDWARE.match(e.needs), f"{where}: needs line `*Needs: <hardware> · about N minutes.*`"
         assert e.minutes and 0 < e.minutes <= 45, where
-        assert e.exercise_id in utils._EXERCISES, f"{where}: check/hint names no registered exercise"
+        assert e.exercise_id in exercises.core._EXERCISES, f"{where}: check/hint names no registered exercise"
         assert not re.match(r"(?:lesson)?\d+\b|\d\d", e.exercise_id), f"{where}: ids are topic names, not numbers"
-        registered = utils._EXERCISES[e.exercise_id]
+        registered = exercises.core._EXERCISES[e.exercise_id]
         assert (e.kind == "check") == (registered.test is not None), f"{where}: check() for a check, hint() else"
         answer, call = (cells[i] for i in e.cells[1:3])
         assert "..." in answer.source, f"{where}: the answer cell is a template with ... to fill in"
@@ -384,7 +387,7 @@ def test_every_exercise_has_its_needs_an_answer_cell_and_a_check_or_a_listed_rea
             assert printed.startswith("Not answered yet"), f"{where}: stored template output"
             assert "execute_result" not in {o["output_type"] for o in call.get("outputs", [])}, f"{where}: a bare False"
         else:
-            assert printed.strip() == utils.MESSAGES[registered.hint], where
+            assert printed.strip() == exercises.messages.MESSAGES[registered.hint], where
 
 
 def test_each_exercise_belongs_to_one_lesson_and_is_solved_in_its_solutions():
@@ -400,12 +403,12 @@ def test_each_exercise_belongs_to_one_lesson_and_is_solved_in_its_solutions():
                       and re.search(rf"""^assert check\(\s*["']{re.escape(e.exercise_id)}["']""", c.source, re.M)]
             assert solved, f"{lesson.solutions.name} does not `assert check({e.exercise_id!r}, ...)`"
             assert all("✓ Right" in stored_text(c) for c in solved), f"{e.exercise_id}: its stored solution passes"
-    assert set(owner) == set(utils._EXERCISES), "registered exercises no lesson asks"
+    assert set(owner) == set(exercises.core._EXERCISES), "registered exercises no lesson asks"
 
 
 def test_every_check_has_tests_of_its_own():
     tests = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("test_checks_*.py"))
-    untested = sorted(i for i, ex in utils._EXERCISES.items() if ex.test is not None and f'"{i}"' not in tests)
+    untested = sorted(i for i, ex in exercises.core._EXERCISES.items() if ex.test is not None and f'"{i}"' not in tests)
     assert not untested, f"checks without tests in tests/test_checks_*.py: {untested}"
 
 
@@ -431,14 +434,15 @@ def test_exercise_files_follow_the_conventions():
 
 @pytest.mark.parametrize("written", ["b", "B", " b ", "b)", "b.", "(b)", "(B)"])
 def test_a_choice_is_read_as_its_letter_however_it_is_written(written):
-    assert utils._letter(written, "why", "tf32.chunked-sum/choice") == "b"
+    assert exercises.core._letter(written, "why", "tf32.chunked-sum/choice") == "b"
 
 
 def test_check_returns_what_asserts_as_a_bool_and_shows_nothing_in_a_notebook(capsys):
     # A check cell's last expression is check(...): Jupyter would print a bare True or False under the message.
     kaggle = dict(driver_cuda=None, torch_cuda="12.6", cuda_available=False, service="Kaggle")
-    right, wrong = utils.check("setup.kaggle-no-gpu", kaggle, "b"), utils.check("setup.kaggle-no-gpu", kaggle, "a")
-    assert type(right) is utils.Checked and (bool(right), bool(wrong)) == (right.right, False)
+    right = exercises.check("setup.kaggle-no-gpu", kaggle, "b")
+    wrong = exercises.check("setup.kaggle-no-gpu", kaggle, "a")
+    assert type(right) is exercises.core.Checked and (bool(right), bool(wrong)) == (right.right, False)
     assert right == bool(right) and wrong == False and not wrong  # noqa: E712 -- compares as the bool it stands for
     assert repr(wrong) == "False" and right._ipython_display_() is None
     ip = pytest.importorskip("IPython.core.formatters")

@@ -353,12 +353,13 @@ def test_the_options_are_neutral_unless_given():
     assert gpu_report.Runner(gpu_report.Report(ROOT / "build", None), None).deadline == float("inf")
 
 
-def test_the_kernels_take_this_checkouts_utils_py_without_make(monkeypatch):
-    """Run directly (no Makefile exports), the notebooks' setup cells still need no network."""
+def test_the_kernels_get_no_helpers_url_so_that_the_notebooks_take_this_checkouts_helpers(monkeypatch):
+    """Run directly (no Makefile), the notebooks' setup cells find the checkout's helpers themselves: the report
+    adds no GPU_LESSONS_URL (which would make them download), and keeps one the caller set (a mirror)."""
     monkeypatch.delenv("GPU_LESSONS_URL", raising=False)
-    assert gpu_report.base_environment(site=False)["GPU_LESSONS_URL"] == (ROOT / "utils.py").as_uri()
-    monkeypatch.setenv("GPU_LESSONS_URL", "file:///elsewhere/utils.py")
-    assert gpu_report.base_environment(site=False)["GPU_LESSONS_URL"] == "file:///elsewhere/utils.py"
+    assert "GPU_LESSONS_URL" not in gpu_report.base_environment(site=False)
+    monkeypatch.setenv("GPU_LESSONS_URL", "file:///elsewhere/series-helpers.zip")
+    assert gpu_report.base_environment(site=False)["GPU_LESSONS_URL"] == "file:///elsewhere/series-helpers.zip"
 
 
 def test_an_old_python_is_refused_before_anything_runs(monkeypatch, capsys):

@@ -1,13 +1,15 @@
-"""`make handout` (tools/handout.py): the lessons for students, in a folder and a zip, without the solutions.
+"""`make handout` (tools/handout.py): the lessons for students, in a folder and a zip, without the
+solutions.
 
-The quick tests read the folder: every lesson of both editions and no solutions, the helpers bundled,
-the setup cells the hand-out's own, no outputs, the predict moments' answers folded, every link
-leading somewhere that exists, the zip holding the same files, and the teacher's pack beside it. The
-slow one (`alone`: `make test-alone`) builds the hand-out in a scratch folder and runs its lessons
-there under nbval (lax: the hand-out's cells have no outputs to compare), as a student's Jupyter
-would (the kernel working in the notebook's folder), with GPU_LESSONS_URL unset and no network:
-tests/handout_offline/sitecustomize.py, on the kernels' PYTHONPATH, refuses every connection to
-another host, so a lesson that tried to download its helpers would fail.
+The quick tests read the folder: every lesson of both editions and no solutions, the helpers bundled
+(the lessons' own setup cells look for series_helpers/ first), no outputs, the predict moments'
+answers folded, every link leading somewhere that exists, the zip holding the same files, and the
+teacher's pack beside it. The slow one (`alone`: `make test-alone`) builds the hand-out in a scratch
+folder and runs its lessons there under nbval (lax: the hand-out's cells have no outputs to
+compare), as a student's Jupyter would (the kernel working in the notebook's folder), with
+GPU_LESSONS_URL unset and no network: tests/handout_offline/sitecustomize.py, on the kernels'
+PYTHONPATH, refuses every connection to another host, so a lesson that tried to download its helpers
+would fail.
 """
 
 from __future__ import annotations
@@ -20,14 +22,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from test_bootstrap import kernel_env, run_python, strings_of, too_wide
+from test_bootstrap import kernel_env, run_python, setup_cell_source
 
-from tools import handout, i18n, sync_notebooks
+from tools import handout, i18n, release, sync_notebooks
 from tools.series import GITHUB_URL, ROOT, lessons, read
 
 OFFLINE = ROOT / "tests" / "handout_offline"
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 LESSONS = lessons()
+SETUP = setup_cell_source()
 EDITIONS = {"": sync_notebooks.ENGLISH, "zh/": sync_notebooks.CHINESE}
 
 
@@ -44,28 +47,28 @@ def files_in(folder: Path) -> set[str]:
 
 def test_the_handout_holds_every_lesson_of_both_editions_the_helpers_and_no_solutions(folder):
     names = [lesson.path.name for lesson in LESSONS]
-    expected = {"README.md", "requirements.txt", "LICENSE", "series_helpers/utils.py"}
-    expected |= {"zh/README.md", "zh/series_helpers/utils.py"} | set(names) | {f"zh/{n}" for n in names}
+    helpers = release.archive_files()  # this checkout's, as the lessons are: what its release would attach
+    expected = {"README.md", "requirements.txt", "LICENSE"} | set(names)
+    for ed in EDITIONS:
+        expected |= {f"{ed}README.md", f"{ed}series-helpers.zip"} | {f"{ed}series_helpers/{n}" for n in helpers}
+        expected |= {f"{ed}{n}" for n in names}
+        assert all((folder / f"{ed}series_helpers/{n}").read_bytes() == data for n, data in helpers.items())
+        assert (folder / f"{ed}series-helpers.zip").read_bytes() == release.archive_bytes()
     assert files_in(folder) == expected
     assert not [name for name in files_in(folder) if "solution" in name.lower()]
-    for helpers in ("series_helpers/utils.py", "zh/series_helpers/utils.py"):  # this checkout's, as the lessons are
-        assert (folder / helpers).read_text(encoding="utf-8") == (ROOT / "utils.py").read_text(encoding="utf-8")
 
 
-def test_each_lesson_is_the_repositorys_with_the_handouts_setup_cell_and_links(folder):
-    """The setup cell, the links and folded answers of markdown cells change, and the code cells' outputs
-    go: the answer cells and checks stay."""
-    for ed, edition in EDITIONS.items():
+def test_each_lesson_is_the_repositorys_with_the_handouts_links(folder):
+    """The links and folded answers of markdown cells change, and the code cells' outputs go: the setup cell
+    (it finds series_helpers/ beside the notebook), the answer cells and checks stay."""
+    for ed in EDITIONS:
         for lesson in LESSONS:
             original = read(lesson.path if not ed else i18n.zh_path(lesson.path))
             given = read(folder / ed / lesson.path.name)
             assert [(c.get("id"), c.cell_type) for c in given.cells] == [(c.get("id"), c.cell_type)
                                                                          for c in original.cells]
             for before, after in zip(original.cells, given.cells, strict=True):
-                if after.get("id") == "setup":
-                    assert after.source == sync_notebooks.handout_setup(edition) != before.source
-                    assert after.metadata == before.metadata  # still collapsed
-                elif after.cell_type == "code":
+                if after.cell_type == "code":
                     assert after.source == before.source and after.outputs == [], (ed, after.id)
                     assert after.execution_count is None, (ed, after.id)
             header = next(c for c in given.cells if c.get("id") == "header").source
@@ -155,9 +158,9 @@ def test_every_link_in_the_handout_leads_to_one_of_its_files_or_to_the_web(folde
     for ed, text in readmes.items():  # the README lists every lesson and says how to answer and check
         for lesson in LESSONS:
             assert f"]({lesson.path.name})" in text, (ed, lesson.path.name)
-        assert "series_helpers/utils.py" in text and "hint(" in text and "jupyter lab" in text
+        assert "series_helpers/" in text and "hint(" in text and "jupyter lab" in text
         # Colab and Kaggle can use the bundled helpers too; the CPU-only wheel for Linux laptops; the version
-        assert "/content/series_helpers/" in text and 'os.environ["GPU_LESSONS_URL"]' in text, ed
+        assert 'os.environ["GPU_LESSONS_URL"] = "file:///content/series-helpers.zip"' in text, ed
         # the torch release the outputs were made with, pinned as lesson 15 advises, for a CPU and a GPU
         for index in ("cpu", "cu126"):
             assert f'pip install "torch=={handout.TORCH}" --index-url https://download.pytorch.org/whl/{index}' in text
@@ -197,39 +200,21 @@ def test_the_handout_is_written_anew_and_never_over_a_folder_of_other_files(tmp_
 
 # --- the hand-out's setup cell -----------------------------------------------------------------
 
-def test_the_handouts_setup_cell_takes_the_bundled_helpers_without_any_network(tmp_path):
-    (tmp_path / "series_helpers").mkdir()
-    (tmp_path / "series_helpers" / "utils.py").write_text("BUNDLED = True\n")
-    code = sync_notebooks.handout_setup(sync_notebooks.ENGLISH) + "\nimport utils; print(utils.BUNDLED, utils.__file__)"
-    run = run_python(code, tmp_path, None)  # no GPU_LESSONS_URL; the pinned URL is unreachable here anyway
+def test_the_lessons_setup_cell_takes_the_bundled_helpers_without_any_network(tmp_path):
+    for name in ("utils.py", "exercises/__init__.py"):
+        (tmp_path / "series_helpers" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "series_helpers" / name).write_text("BUNDLED = True\n")
+    code = SETUP + "\nimport exercises, utils; print(utils.BUNDLED, exercises.BUNDLED, utils.__file__)"
+    run = run_python(code, tmp_path, None)  # no GPU_LESSONS_URL; the release's URL is unreachable here anyway
     assert run.returncode == 0, run.stderr
-    bundled, imported = run.stdout.split()
-    assert bundled == "True" and Path(imported).parent != tmp_path / "series_helpers"  # a fresh copy, first on the path
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["series_helpers", "utils.py"]  # nothing written beside
+    assert run.stdout.split() == ["True", "True", str(tmp_path / "series_helpers" / "utils.py")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["series_helpers"]  # nothing written beside
 
 
-def test_without_the_bundled_helpers_the_handouts_setup_cell_fetches_as_every_lesson_does(tmp_path):
-    run = run_python(sync_notebooks.handout_setup(sync_notebooks.ENGLISH) + "\nimport utils; print(utils.try_gpu())",
-                     tmp_path, (ROOT / "utils.py").as_uri())
+def test_without_the_bundled_helpers_the_setup_cell_fetches_them(tmp_path):
+    url = release.write_archive(tmp_path / "release" / "series-helpers.zip").as_uri()
+    run = run_python(SETUP + "\nimport utils; print(utils.try_gpu())", tmp_path / "release", url)
     assert run.returncode == 0 and run.stdout.strip() in ("cpu", "cuda:0", "mps:0"), run.stderr
-
-
-def test_the_handouts_setup_cell_is_formatted_and_its_chinese_twin_has_the_same_code():
-    english, chinese = (sync_notebooks.handout_setup(ed) for ed in (sync_notebooks.ENGLISH, sync_notebooks.CHINESE))
-    for source in (english, chinese):
-        assert too_wide(source) == [] and len(source.splitlines()) <= 35
-        ruff = subprocess.run([sys.executable, "-m", "ruff", "format", "--diff", "--stdin-filename", "setup.py", "-"],
-                              input=source + "\n", capture_output=True, text=True)
-        assert ruff.returncode == 0, ruff.stdout
-    # besides the line that makes the helpers speak Chinese, only the comments and the messages differ
-    chooses = 'os.environ["GPU_LESSONS_LANGUAGE"]'
-    chinese = "\n".join(line for line in chinese.splitlines() if not line.startswith(chooses))
-    (en_code, _, en_others), (zh_code, _, zh_others) = strings_of(english), strings_of(chinese)
-    assert en_code == zh_code and en_others == zh_others
-    # the lesson's own setup cell, with the look-up of the bundled helpers before the download
-    lookup = sync_notebooks.HANDOUT_LOOKUP["en"].format(folder=sync_notebooks.HANDOUT_HELPERS)
-    lesson_setup = next(c.source for c in read(LESSONS[0].path).cells if c.get("id") == "setup")
-    assert english.replace(lookup, "", 1) == lesson_setup
 
 
 def test_the_offline_guard_refuses_other_hosts_and_lets_this_machine_through():

@@ -15,7 +15,7 @@ import polib
 import pytest
 
 from tools import i18n, sync_notebooks, translate
-from tools.series import REPO, ROOT, all_notebooks, read
+from tools.series import REPO, ROOT, TAG, all_notebooks, read
 
 ZH_NOTEBOOKS = [i18n.zh_path(p) for p in all_notebooks()]
 
@@ -70,8 +70,8 @@ def test_badges_and_navigation_open_the_zh_notebooks_themselves():
     for zh in ZH_NOTEBOOKS:
         header = read(zh).cells[0].source
         rel = zh.relative_to(ROOT).as_posix()
-        assert f"colab.research.google.com/github/{REPO}/blob/main/{rel})" in header, rel
-        assert f"kaggle.com/kernels/welcome?src=https://github.com/{REPO}/blob/main/{rel})" in header, rel
+        assert f"colab.research.google.com/github/{REPO}/blob/{TAG}/{rel})" in header, rel
+        assert f"kaggle.com/kernels/welcome?src=https://github.com/{REPO}/blob/{TAG}/{rel})" in header, rel
         # the reader sees Chinese: the badges' alt texts and the GitHub badge's own label
         assert "[![在 GitHub 上查看](https://img.shields.io/badge/GitHub-%E5%9C%A8%E7%BA%BF%E6%9F%A5%E7%9C%8B" \
                in header and "[![在 Colab 中打开]" in header and "View on GitHub" not in header, rel

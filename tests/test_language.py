@@ -10,6 +10,8 @@ import re
 
 import pytest
 
+import exercises.core
+import exercises.messages
 import utils
 from i18n.language import _template_parts
 from tools import i18n, sync_notebooks
@@ -50,9 +52,10 @@ def test_a_template_is_split_into_text_and_fields_as_an_f_string_is():
 
 
 def test_a_chinese_template_takes_the_values_of_the_english_fields_in_any_order(zh, monkeypatch):
-    monkeypatch.setitem(utils.TEXTS_ZH, "{name} must be at least 1, got {value}", "{name} 至少为 1，而传入的是 {value}")
-    monkeypatch.setitem(utils.TEXTS_ZH, "{what} on {device}: {why}", "{device} 上的{what}：{why}")
-    monkeypatch.setitem(utils.TEXTS_ZH, "its settings", "它的设置")
+    texts = utils.zh_tables()["texts"]
+    monkeypatch.setitem(texts, "{name} must be at least 1, got {value}", "{name} 至少为 1，而传入的是 {value}")
+    monkeypatch.setitem(texts, "{what} on {device}: {why}", "{device} 上的{what}：{why}")
+    monkeypatch.setitem(texts, "its settings", "它的设置")
     utils._COMPILED.clear()
     assert utils.localized("nproc must be at least 1, got 0") == "nproc 至少为 1，而传入的是 0"
     assert utils.localized("error on cuda:1: its settings") == "cuda:1 上的error：它的设置"  # a value translated too
@@ -62,8 +65,8 @@ def test_a_chinese_template_takes_the_values_of_the_english_fields_in_any_order(
 
 def test_every_translated_helper_text_fills_its_fields_and_matches_only_its_own_english(zh):
     utils._COMPILED.clear()
-    assert utils.TEXTS_ZH, "no helper text is translated (i18n/zh/messages.po)"
-    for english, chinese in utils.TEXTS_ZH.items():
+    assert utils.zh_tables()["texts"], "no helper text is translated (i18n/zh/messages.po)"
+    for english, chinese in utils.zh_tables()["texts"].items():
         parts = _template_parts(english)
         values = {piece: f"<{k}>" for k, (piece, field) in enumerate(parts) if field}
         text = "".join(values.get(piece, piece) if field else piece for piece, field in parts)
@@ -87,9 +90,9 @@ def test_every_message_a_helper_raises_is_written_in_place_and_goes_through_loca
 
 def test_every_field_of_a_translated_message_is_kept():
     assert i18n.format_fields("{a} and {b!r} and {a}") == ["{a}", "{a}", "{b!r}"]
-    assert set(utils.MESSAGES_ZH) <= set(utils.MESSAGES)
-    for key, chinese in utils.MESSAGES_ZH.items():
-        assert i18n.format_fields(chinese) == i18n.format_fields(utils.MESSAGES[key]), key
+    assert set(utils.zh_tables()["messages"]) <= set(exercises.messages.MESSAGES)
+    for key, chinese in utils.zh_tables()["messages"].items():
+        assert i18n.format_fields(chinese) == i18n.format_fields(exercises.messages.MESSAGES[key]), key
 
 
 FACTS = [dict(driver_cuda=d, torch_cuda=t, cuda_available=False, service=s, torch_version=v)
@@ -120,11 +123,11 @@ def test_the_english_setup_advice_is_unchanged_by_the_translation(monkeypatch):
 
 
 def test_checks_and_hints_speak_chinese_and_english_where_a_message_is_untranslated(zh, monkeypatch, capsys):
-    assert not utils.check("setup.kaggle-no-gpu", ...)
+    assert not exercises.check("setup.kaggle-no-gpu", ...)
     assert CJK.search(capsys.readouterr().out)
-    utils.hint("setup.kaggle-no-gpu")
+    exercises.hint("setup.kaggle-no-gpu")
     hint = capsys.readouterr().out
     assert CJK.search(hint) and not english_left(hint), hint
-    monkeypatch.delitem(utils.MESSAGES_ZH, "setup.kaggle-no-gpu/hint")
-    utils.hint("setup.kaggle-no-gpu")
-    assert capsys.readouterr().out.strip() == utils.MESSAGES["setup.kaggle-no-gpu/hint"]
+    monkeypatch.delitem(utils.zh_tables()["messages"], "setup.kaggle-no-gpu/hint")
+    exercises.hint("setup.kaggle-no-gpu")
+    assert capsys.readouterr().out.strip() == exercises.messages.MESSAGES["setup.kaggle-no-gpu/hint"]

@@ -125,7 +125,7 @@ def test_page_loads_without_errors_and_its_links_and_images_resolve(page, server
         "img", "els => els.map(e => [e.getAttribute('src'), e.complete && e.naturalWidth > 0])")
     for src, shown in images:
         assert shown, f"{path}: image {src} did not load"
-    # Every page switches language: to its twin (a lesson, README, CONTRIBUTING) or the other front page.
+    # Every page switches language: to its twin (a lesson, README, TEACHING) or the other front page.
     switch = page.eval_on_selector_all("a.language-switch", "els => els.map(e => e.getAttribute('href'))")
     assert len(switch) == 1, f"{path}: no language switch"
     chinese = path.startswith(("notebooks/zh/", "i18n/zh/")) or path.endswith(".zh-CN.html")

@@ -13,6 +13,8 @@ import sys
 import nbformat
 import pytest
 
+import exercises.core
+import exercises.messages
 import utils
 from tools import tally_checks
 from tools.series import ROOT
@@ -24,7 +26,7 @@ def printed_by_check(*answers):
     """What check("setup.kaggle-no-gpu", ...) prints, as a stored stream output."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        utils.check("setup.kaggle-no-gpu", *answers)
+        exercises.check("setup.kaggle-no-gpu", *answers)
     return nbformat.v4.new_output("stream", name="stdout", text=out.getvalue())
 
 
@@ -41,7 +43,7 @@ def returned(path, outputs_by_id):
 
 
 def test_the_first_words_it_looks_for_are_what_check_prints_in_both_editions():
-    for messages in (utils.MESSAGES, utils.MESSAGES_ZH):
+    for messages in (exercises.messages.MESSAGES, utils.zh_tables()["messages"]):
         said = {key: messages[key].format(why="…", error="…", id="x")
                 for key in ("core/right", "core/wrong", "core/raised", "core/not-answered")}
         assert said["core/right"].startswith(tally_checks.RIGHT)
@@ -91,6 +93,6 @@ def test_the_command_writes_a_csv_says_what_it_skipped_and_refuses_a_missing_fol
 def test_it_reads_the_stored_check_cells_of_a_real_lesson_and_runs_none_of_them(tmp_path, monkeypatch):
     lesson = json.loads((ROOT / "notebooks" / "03_copies_between_devices.ipynb").read_text(encoding="utf-8"))
     (tmp_path / "03_copies_between_devices.ipynb").write_text(json.dumps(lesson), encoding="utf-8")
-    monkeypatch.setattr(utils, "check", lambda *a: pytest.fail("the tally ran a check"))
+    monkeypatch.setattr(exercises.core, "check", lambda *a: pytest.fail("the tally ran a check"))
     found = tally_checks.tally(tmp_path)["03"]["03_copies_between_devices.ipynb"]
     assert found and set(found.values()) <= {"not answered", "not run"}  # the lesson as the series stores it

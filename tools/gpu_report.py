@@ -556,8 +556,6 @@ def base_environment(site: bool) -> dict[str, str]:
         env["PYTHONPATH"] = os.pathsep.join(p for p in [str(SITE), env.get("PYTHONPATH", "")] if p)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("IPYTHONDIR", str(ROOT / "tests" / "ipython"))  # short tracebacks, as `make` sets
-    # the notebooks' setup cells take this checkout's utils.py, as under `make`: no network needed
-    env.setdefault("GPU_LESSONS_URL", (ROOT / "utils.py").as_uri())
     return env
 
 

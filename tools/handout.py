@@ -7,20 +7,23 @@ edition under zh/, and what they need to run there with no access to GitHub:
 
     README.md                 for students: the lessons, how to open them, answer and check
     NN_topic.ipynb            each lesson
-    series_helpers/utils.py   the helpers: this checkout's utils.py, which these lessons were made with
+    series_helpers/           the helpers these lessons were made with (utils.py, the checks in exercises/,
+                              the Chinese texts), as the archive of a release holds them (tools/release.py)
+    series-helpers.zip        the same as one file, to upload to Colab or Kaggle beside a lesson
     requirements.txt          what the lessons need on one's own machine
     LICENSE
-    zh/                       the same in Chinese (zh/README.md, zh/NN_topic.ipynb, zh/series_helpers/)
+    zh/                       the same in Chinese (zh/README.md, zh/NN_topic.ipynb, zh/series_helpers/,
+                              zh/series-helpers.zip)
 
 No solutions notebook goes in: they are kept out, not secret (the series is public). What changes
-in a lesson, all generated: its setup cell is the hand-out's (sync_notebooks.handout_setup: it takes
-the helpers from series_helpers/ beside the notebook, and only without them downloads them); its
-code cells have no outputs (a student runs a cell to see what it prints), and its header does not say
-where the series' stored outputs came from; the reveal after each
-predict moment (the prose after the predicted cell, up to the next heading) is folded under a <details> line, so
-that the answer does not sit under the question; its badges open the lesson at the hand-out's
-commit; and each link to a file the folder lacks points to that file on GitHub (the worked
-solutions, the series' README), but the link to the lesson list, which points to the folder's README.
+in a lesson, all generated (its setup cell, the lessons' own, takes the helpers from series_helpers/
+beside the notebook, and only without them downloads them): its code cells have no outputs (a
+student runs a cell to see what it prints), and its header does not say where the series' stored
+outputs came from; the reveal after each predict moment (the prose after the predicted cell, up to
+the next heading) is folded under a <details> line, so that the answer does not sit under the
+question; its badges open the lesson at the hand-out's commit; and each link to a file the folder
+lacks points to that file on GitHub (the worked solutions, the series' README), but the link to the
+lesson list, which points to the folder's README.
 
 Beside it go the teacher's pack, DIR-teacher/ and DIR-teacher.zip: the worked solutions of both
 editions (with their stored outputs), tally_checks.py (tools/tally_checks.py: reads a folder of
@@ -45,8 +48,8 @@ from pathlib import Path
 
 import nbformat
 
-from tools import i18n, sync_notebooks
-from tools.series import BRANCH, GITHUB_URL, REPO, ROOT, Lesson, dumps, lessons, read
+from tools import i18n, release, sync_notebooks
+from tools.series import BRANCH, GITHUB_URL, HELPERS_ARCHIVE, REPO, ROOT, TAG, Lesson, dumps, lessons, read
 
 HELPERS = sync_notebooks.HANDOUT_HELPERS
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # every entry's date: the same files make the same zip
@@ -133,17 +136,14 @@ def relative(target: str, folder: str) -> str:
 
 
 def handout_notebook(nb: nbformat.NotebookNode, notebook: Path, ed: Edition, in_folder: dict[Path, str]) -> str:
-    setup = sync_notebooks.handout_setup(ed.setup)
     commit = version()
     for cell in nb.cells:
-        if cell.get("id") == "setup":
-            cell.source = setup
-        elif cell.cell_type == "markdown":
+        if cell.cell_type == "markdown":
             if cell.get("id") == "header":  # its lessons come without outputs: no word of where those came from
                 cell.source = cell.source.replace(sync_notebooks.SAVED_OUTPUTS[ed.code], "")
             cell.source = relinked(cell.source, notebook, ed, in_folder)
-            if commit:  # the badges open the lesson as the hand-out has it, not as the main branch has it now
-                cell.source = cell.source.replace(f"/{REPO}/blob/{BRANCH}/", f"/{REPO}/blob/{commit}/")
+            if commit:  # the badges open the lesson as the hand-out has it, not as the last release has it
+                cell.source = cell.source.replace(f"/{REPO}/blob/{TAG}/", f"/{REPO}/blob/{commit}/")
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     fold_reveals(nb.cells, ed)
@@ -224,14 +224,13 @@ the cell, then open the folded line under it to compare.
 On Colab or Kaggle, upload the lesson's notebook from this folder, or open the lesson from the badges
 in its first cell. A lesson opened from its badge downloads the helpers from GitHub, and so does an
 uploaded one that finds no helpers beside it, so the session needs internet access (Kaggle:
-*Settings → Internet → on*). To use this folder's helpers there instead, upload
-`series_helpers/utils.py` too. On Colab, put it into a folder `/content/series_helpers/`, where the
-first code cell of a lesson from this folder finds it. Or, for any lesson, upload it and point the
-first code cell at it in a cell before that one (on Kaggle, with the path of the uploaded file):
+*Settings → Internet → on*). To use this folder's helpers there instead, upload `series-helpers.zip`
+too and point the first code cell at it in a cell before that one (on Kaggle, with the path of the
+uploaded file):
 
 ```python
 import os
-os.environ["GPU_LESSONS_URL"] = "file:///content/utils.py"
+os.environ["GPU_LESSONS_URL"] = "file:///content/series-helpers.zip"
 ```
 
 ## Answering the exercises
@@ -248,10 +247,11 @@ The worked solutions are not in this folder. The last cell of each lesson links 
 
 ## The helpers are bundled
 
-The lessons import the series' helpers (functions such as `try_gpu`) from `series_helpers/utils.py`,
-which comes with them. The first code cell of a lesson finds it beside the notebook and downloads
-nothing, so the lessons need no internet. Keep that folder next to the lessons: a lesson opened
-without it downloads the helpers from GitHub instead. The Chinese lessons in `zh/` have their own copy.
+The lessons import the series' helpers (functions such as `try_gpu`) and the exercises' checks from
+the folder `series_helpers/`, which comes with them. The first code cell of a lesson finds it beside
+the notebook and downloads nothing, so the lessons need no internet. Keep that folder next to the
+lessons: a lesson opened without it downloads the helpers from GitHub instead. The Chinese lessons
+in `zh/` have their own copy.
 """,
     "zh": """\
 # 用 PyTorch 做 GPU 计算：课程
@@ -302,14 +302,12 @@ jupyter lab
 在 Colab 或 Kaggle 上，上传这个文件夹里这一课的笔记本，或者用它第一个单元格中的徽章打开。
 用徽章打开的课程会从 GitHub 下载辅助函数。上传的课程在旁边找不到辅助函数时也会下载。
 所以需要联网（Kaggle：*Settings → Internet → on*）。
-想在那里改用这个文件夹里的辅助函数，就把 `series_helpers/utils.py` 也上传上去。
-在 Colab 上，把它放进文件夹 `/content/series_helpers/`，这个文件夹里的课程的第一个代码单元格会在那里找到它。
-对任何一课，也可以上传这个文件，再在第一个代码单元格之前的一个单元格里让它指向这个文件
-（在 Kaggle 上，用上传后文件的路径），例如：
+想在那里改用这个文件夹里的辅助函数，就把 `series-helpers.zip` 也上传上去，
+再在第一个代码单元格之前的一个单元格里让它指向这个文件（在 Kaggle 上，用上传后文件的路径）：
 
 ```python
 import os
-os.environ["GPU_LESSONS_URL"] = "file:///content/utils.py"
+os.environ["GPU_LESSONS_URL"] = "file:///content/series-helpers.zip"
 ```
 
 ## 做练习
@@ -324,7 +322,7 @@ os.environ["GPU_LESSONS_URL"] = "file:///content/utils.py"
 
 ## 辅助函数随课程附带
 
-课程从 `series_helpers/utils.py` 导入本系列的辅助函数（例如 `try_gpu`）。这个文件随课程一起提供。
+课程从文件夹 `series_helpers/` 导入本系列的辅助函数（例如 `try_gpu`）和练习的检查。这个文件夹随课程一起提供。
 每一课的第一个代码单元格会在笔记本旁边找到它，不下载任何东西，所以课程不需要联网。
 请把这个文件夹留在课程旁边。没有它时，课程会改从 GitHub 下载辅助函数。
 """,
@@ -443,16 +441,16 @@ def teacher_contents() -> dict[str, str]:
 
 # --- the folder and the zip ---------------------------------------------------------------------
 
-def contents() -> dict[str, str]:
-    """{path in the folder: text} of every file of the hand-out."""
+def contents() -> dict[str, str | bytes]:
+    """{path in the folder: text or bytes} of every file of the hand-out."""
     series = lessons()
     in_folder = {repo_path(lesson, ed): ed.folder + lesson.path.name for ed in EDITIONS for lesson in series}
-    helpers = (ROOT / "utils.py").read_text(encoding="utf-8")
     files = {"requirements.txt": (ROOT / "requirements.txt").read_text(encoding="utf-8"),
              "LICENSE": (ROOT / "LICENSE").read_text(encoding="utf-8")}
     for ed in EDITIONS:
         files[ed.folder + "README.md"] = readme(ed, series)
-        files[f"{ed.folder}{HELPERS}/utils.py"] = helpers
+        files[ed.folder + Path(HELPERS_ARCHIVE).name] = release.archive_bytes()
+        files |= {f"{ed.folder}{HELPERS}/{name}": data for name, data in release.archive_files().items()}
         for lesson in series:
             path = repo_path(lesson, ed)
             files[ed.folder + lesson.path.name] = handout_notebook(read(path), path, ed, in_folder)
@@ -473,18 +471,18 @@ def write(out: Path) -> Path:
     return archive
 
 
-def write_folder(out: Path, files: dict[str, str]) -> Path:
+def write_folder(out: Path, files: dict[str, str | bytes]) -> Path:
     """Write ``files`` into the folder ``out`` and into ``out``.zip beside it; return the zip's path."""
     for name, text in files.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
-        (out / name).write_text(text, encoding="utf-8")
+        (out / name).write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     archive = out.with_name(out.name + ".zip")
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, text in files.items():
             info = zipfile.ZipInfo(f"{out.name}/{name}", date_time=ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            zf.writestr(info, text.encode("utf-8"))
+            zf.writestr(info, text if isinstance(text, bytes) else text.encode("utf-8"))
     return archive
 
 

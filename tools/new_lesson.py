@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -55,7 +54,7 @@ def cells(topic: str, title: str) -> list[nbformat.NotebookNode]:
         md("## Exercises\n\nUnder each exercise is a cell for your answer: write it where the `...` is and run "
            "the cell. Then run the check below it, which says whether your answer is right, or what is wrong, "
            "without giving the solution away; when it offers a hint, `hint(...)` gives one."),
-        code("from utils import check, hint"),
+        code("from exercises import check, hint"),
         md("### Exercise 1 · A first look\n*Needs: any machine · about 5 minutes.*\n\n"
            "Write `where_ones()`, which returns the device type of a new `torch.ones(2)` as a string, such as "
            "`\"cpu\"`."),
@@ -72,7 +71,7 @@ def cells(topic: str, title: str) -> list[nbformat.NotebookNode]:
 def solution_cells(topic: str) -> list[nbformat.NotebookNode]:
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     made = [
-        code("import torch\n\nfrom utils import check"),
+        code("import torch\n\nfrom exercises import check"),
         md("## Exercise 1: a first look\n\nA tensor's `.device` is a `torch.device`; its `.type` is the string."),
         code("def where_ones():\n    \"\"\"The device type of a new torch.ones(2), as a string.\"\"\"\n"
              "    return torch.ones(2).device.type\n\n\n"
@@ -88,7 +87,7 @@ def check_module(topic: str, module: str, number: str, title: str) -> str:
 
 import torch
 
-from utils import _expect, _register, _Wrong
+from .core import _expect, _register, _Wrong
 
 
 @_register("{topic}.first-look", hint="{topic}.first-look/hint")
@@ -115,7 +114,7 @@ two ways; typical wrong ones fail with their message."""
 
 import torch
 
-from utils import check
+from exercises import check
 
 
 def said(capsys) -> str:
@@ -171,11 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     messages_file.write_text(text[:end] + messages(topic) + text[end:], encoding="utf-8")
     test_file.write_text(test_module(topic, module, number, args.title), encoding="utf-8")
 
-    env = {**os.environ, "GPU_LESSONS_URL": (series.ROOT / "utils.py").as_uri()}  # as make sets it: this checkout's
 
     def run(*command: str) -> None:
         print("$", " ".join(command), flush=True)
-        subprocess.run([sys.executable, *command], cwd=series.ROOT, check=True, env=env)
+        subprocess.run([sys.executable, *command], cwd=series.ROOT, check=True)
 
     run("-m", "tools.sync_notebooks")
     if not args.no_outputs:

@@ -17,14 +17,20 @@ SOLUTIONS = NOTEBOOKS / "solutions"
 # A fork changes REPO and runs `make sync`.
 REPO = "gpu-lessons/pytorch-gpu-series"
 BRANCH = "main"
-# The commit of main whose utils.py a notebook opened alone fetches: the helpers it was written
-# with, from a file the published repository really holds (branch history is published; tags
-# may not be). `make pin` sets it to the last commit once utils.py is committed, regenerates the
-# setup cells and commits; a test fails while that commit's utils.py differs from the checkout's.
-PIN = "f19f34807770999193fb3e4b40d78a7a5ce0734a"
+# The release a notebook opened alone (Colab, Kaggle, a download) takes its helpers from: the archive
+# HELPERS_ARCHIVE as the tag v<VERSION> holds it, one download from GitHub's raw files (or from any mirror
+# of the repository's files: tools/release.py). The badges open the tag's notebooks, so a lesson and its
+# helpers always come from the same release. `make release VERSION=...` writes the archive and the
+# version, regenerates the setup cells and badges, commits and tags; between releases nothing rewrites them.
+VERSION = "0.0.0"
+TAG = f"v{VERSION}"
+HELPERS_ARCHIVE = "release/series-helpers.zip"
 
 GITHUB_URL = f"https://github.com/{REPO}"
-UTILS_URL = f"https://raw.githubusercontent.com/{REPO}/{PIN}/utils.py"
+HELPERS_URL = f"https://raw.githubusercontent.com/{REPO}/{TAG}/{HELPERS_ARCHIVE}"
+# The files of the archive: the lessons' helpers, the checks, the Chinese texts (data only the zh edition reads).
+HELPERS_FILES = ("utils.py", "exercises/*.py", "i18n/zh/messages.json", "LICENSE")
+
 
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
 TITLE = re.compile(r"^# (?:\d\d · )?(.+)$", re.MULTILINE)

@@ -11,7 +11,7 @@ Generated, never edited by hand (`make sync` rewrites them; `make lint` and `mak
   teacher's page's tables in TEACHING.md between theirs (tools/teaching.py);
 - the Chinese edition (tools/i18n.py): the translation files i18n/zh/*.po (entries added, changed
   ones flagged stale), every zh notebook under notebooks/zh/, and each document's .zh-CN.md twin
-  (README, CONTRIBUTING, TEACHING).
+  (README, RUNNING, TEACHING).
 
 Usage: python -m tools.sync_notebooks [--check]
 """
@@ -24,7 +24,6 @@ import json
 import math
 import re
 import sys
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,12 +32,12 @@ import nbformat
 
 from tools import diagrams, i18n, teaching
 from tools.series import (
-    BRANCH,
     COLLAPSE_TAG,
     GITHUB_URL,
+    HELPERS_URL,
     REPO,
     ROOT,
-    UTILS_URL,
+    TAG,
     Lesson,
     dumps,
     exercises_of,
@@ -48,42 +47,51 @@ from tools.series import (
 )
 
 # The setup cell: collapsed on Colab (cellView: form), in JupyterLab (source_hidden) and on the site (hide-input).
-# It fetches the utils.py of the release the notebook was written with into a new folder of its
-# own, first on sys.path: a reader's own utils.py is never overwritten nor imported instead, and
-# DataLoader workers started by spawning inherit the path. `make` points GPU_LESSONS_URL at the
-# checkout's utils.py, so the repository's notebooks use the helpers beside them. When the fetch
-# fails, its one-line error names the URL, the reason and what to do, telling apart a version the
-# host does not hold (HTTP 404), a host it cannot reach (refused, or no answer within the timeout)
-# and no network at all (the host's name does not resolve); tests/test_bootstrap.py provokes each.
+# It makes the series' helpers importable: utils.py (the lessons' helpers), the package exercises/ (the checks)
+# and i18n/zh/messages.json (the Chinese texts). Where they are already at hand it takes them: a hand-out's
+# folder series_helpers/ beside the notebook (Jupyter starts the kernel in the notebook's folder), or the
+# clone of the series the notebook sits in (up to three folders up: notebooks/zh/solutions/). Elsewhere
+# (Colab, Kaggle, a download) it fetches the archive of the release the notebook names (tools/series.py:
+# HELPERS_URL), or GPU_LESSONS_URL's archive when set, into a new folder of its own, first on sys.path: a
+# reader's own utils.py is never overwritten nor imported instead, and DataLoader workers started by
+# spawning inherit the path. When the fetch fails, its one-line error names the URL, the reason and what to
+# do, telling apart a release the host does not hold (HTTP 404), a host it cannot reach (refused, reset, no
+# answer within the timeout, a broken TLS handshake) and no network at all (the host's name does not
+# resolve); tests/test_bootstrap.py provokes each.
 SETUP = """\
-import os, socket, ssl, sys, tempfile, urllib.error, urllib.request
+import io, os, socket, ssl, sys, tempfile, urllib.error, urllib.request, zipfile
+from pathlib import Path
 
 url = os.getenv(
-    "GPU_LESSONS_URL",  # if you set it: the URL of a mirror, or of a downloaded utils.py
+    "GPU_LESSONS_URL",  # if you set it: a mirror's or a downloaded copy of the series' helpers (a .zip file)
     "{url}",
 )
-folder = tempfile.mkdtemp()  # a new folder for the series' helpers: your files, even a utils.py, stay untouched
-try:
-    with urllib.request.urlopen(url, timeout=30) as answer, open(folder + "/utils.py", "wb") as file:
-        file.write(answer.read())
-except (OSError, ValueError) as err:  # an HTTPError is the host's answer, a URLError wraps the network's error
-    why = err if isinstance(err, urllib.error.HTTPError) else getattr(err, "reason", err)
-    if getattr(err, "code", None) == 404:  # the host answered: it holds no such version
-        advice = (
-            "This notebook names a version of the series that the repository does not hold: open the lesson again "
-            "from the repository, or point GPU_LESSONS_URL at a utils.py you have."
-        )
-    elif isinstance(why, socket.gaierror):  # the host's name does not resolve
-        advice = "You seem offline: switch the internet on (Kaggle: Settings > Internet on) and run this cell again."
-    elif isinstance(why, (ConnectionError, TimeoutError, ssl.SSLError)):  # refused, reset, silent, or TLS broken
-        advice = (
-            "Your network may block this host: point GPU_LESSONS_URL at a mirror or a downloaded utils.py, e.g. run "
-            "os.environ['GPU_LESSONS_URL'] = 'file:///content/utils.py' in a cell before this one "
-            "(in a shell: export GPU_LESSONS_URL=...)."
-        )
-    else:
-        advice = "Check that URL, or point GPU_LESSONS_URL at a utils.py you have."
-    raise RuntimeError(f"Could not fetch {{url}}: {{why}}. {{advice}}") from None
+# Helpers already at hand: a hand-out's series_helpers folder beside this notebook, or a clone of the series
+here = [Path("series_helpers").resolve(), *Path.cwd().resolve().parents[:3]]
+folder = next((str(p) for p in here if (p / "exercises" / "__init__.py").is_file()), None)
+if folder is None or "GPU_LESSONS_URL" in os.environ:
+    folder = tempfile.mkdtemp()  # a new folder for them: your files, even a utils.py, stay untouched
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            zipfile.ZipFile(io.BytesIO(answer.read())).extractall(folder)
+    except (OSError, ValueError, zipfile.BadZipFile) as err:  # HTTPError: the host answered, URLError: the network
+        why = err if isinstance(err, urllib.error.HTTPError) else getattr(err, "reason", err)
+        if getattr(err, "code", None) == 404:  # the host answered: it holds no such release
+            advice = (
+                "This notebook names a release of the series that the repository does not hold: open the "
+                "lesson again from the repository, or point GPU_LESSONS_URL at a series-helpers.zip you have."
+            )
+        elif isinstance(why, socket.gaierror):  # the host's name does not resolve
+            advice = "You seem offline: switch the internet on (Kaggle: Settings > Internet on), run this cell again."
+        elif isinstance(why, (ConnectionError, TimeoutError, ssl.SSLError)):  # refused, reset, silent, or TLS broken
+            advice = (
+                "Your network may block this host: point GPU_LESSONS_URL at a mirror or a downloaded "
+                "series-helpers.zip, e.g. run os.environ['GPU_LESSONS_URL'] = 'file:///content/series-helpers.zip' "
+                "in a cell before this one (in a shell: export GPU_LESSONS_URL=...)."
+            )
+        else:
+            advice = "Check that URL, or point GPU_LESSONS_URL at a series-helpers.zip you have."
+        raise RuntimeError(f"Could not fetch {{url}}: {{why}}. {{advice}}") from None
 sys.path.insert(0, folder)  # first on the path, before your own folder, and inherited by workers started by spawning"""
 
 # Collapsed cells (machinery out of the reader's way): the setup cell, every `#@save` helper and every check
@@ -145,7 +153,7 @@ def set_collapsed(cell: nbformat.NotebookNode, collapse: bool) -> None:
 BADGES = (
     "[![View on GitHub](https://img.shields.io/badge/view%20on-GitHub-181717?logo=github)]({github})"
     " [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-    "(https://colab.research.google.com/github/{repo}/blob/{branch}/{rel})"
+    "(https://colab.research.google.com/github/{repo}/blob/{tag}/{rel})"
     " [![Open in Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)]"
     "(https://kaggle.com/kernels/welcome?src={github})"
 )
@@ -161,9 +169,9 @@ BADGES_ZH = (BADGES.replace("[![View on GitHub](https://img.shields.io/badge/vie
 
 def badges(path) -> str:
     rel = path.relative_to(ROOT).as_posix()
-    github = f"{GITHUB_URL}/blob/{BRANCH}/{rel}"
+    github = f"{GITHUB_URL}/blob/{TAG}/{rel}"
     chinese = path.resolve().is_relative_to(i18n.ZH)
-    return (BADGES_ZH if chinese else BADGES).format(github=github, repo=REPO, branch=BRANCH, rel=rel)
+    return (BADGES_ZH if chinese else BADGES).format(github=github, repo=REPO, tag=TAG, rel=rel)
 
 
 def apply(nb: nbformat.NotebookNode, generated: dict[str, str]) -> str:
@@ -231,9 +239,10 @@ UTILS_HEADER = '''\
 """Shared helpers of the GPU lesson series (gpu-lessons utils).
 
 Generated automatically by `make sync` (tools/sync_notebooks.py) from the cells marked
-``#@save`` in the lessons, then the exercise checks in exercises/: do not edit this file. To
-change a helper, edit its ``#@save`` cell in the lesson named above it (or the file of exercises/
-named above a check), then run `make sync`; `make lint` and `make test` fail while they differ.
+``#@save`` in the lessons, then i18n/language.py: do not edit this file. To change a helper,
+edit its ``#@save`` cell in the lesson named above it, then run `make sync`; `make lint` and
+`make test` fail while they differ. The exercises' checks are a package of their own,
+exercises/, which imports this module.
 
 Importing this module has no side effects and loads nothing heavy: it reads no hardware and
 allocates nothing until a helper is called, so it is safe on a laptop without a GPU, on a CUDA
@@ -282,16 +291,8 @@ def segment(source: str, node: ast.stmt) -> str:
     return "\n".join(source.splitlines()[first - 1:node.end_lineno])
 
 
-# The exercise checks (`check`, `hint`): written as files, not cells, so that no machinery sits in a
-# lesson's view; collected into utils.py after every lesson's helpers: the core, the one table of
-# messages, then one file per lesson's topic.
-def exercise_files() -> list[Path]:
-    folder = ROOT / "exercises"
-    first = [folder / "core.py", folder / "messages.py"]
-    return [p for p in first if p.exists()] + sorted(p for p in folder.glob("*.py") if p not in first)
-
-
-LANGUAGE_FILE = Path(__file__).resolve().parent.parent / "i18n" / "language.py"  # the series' own, in every checkout
+LANGUAGE_FILE = ROOT / "i18n" / "language.py"  # the series' own, in every checkout
+ZH_TABLES = Path("i18n", "zh", "messages.json")  # the Chinese texts, data beside utils.py (i18n/language.py)
 
 
 def exercise_messages() -> dict[str, str]:
@@ -305,39 +306,10 @@ def exercise_messages() -> dict[str, str]:
     return ast.literal_eval(found.value) if found is not None else {}
 
 
-def python_dict(name: str, comment: str, table: dict[str, str]) -> str:
-    """``table`` written as Python, one entry to a line or a few, within ruff's 120 columns (a Chinese
-    character is two columns wide)."""
-    def width(text: str) -> int:
-        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-    def chunks(text: str, room: int) -> list[str]:
-        out, piece = [], ""
-        for ch in text:
-            if piece and width(repr(piece + ch)) > room:
-                out.append(piece)
-                piece = ""
-            piece += ch
-        return [*out, piece]
-
-    lines = [f"# {comment}", f"{name}: dict[str, str] = {{"]
-    for key, value in table.items():
-        head = f"    {key!r}: "
-        if width(head + repr(value) + ",") <= 120:
-            lines.append(head + repr(value) + ",")
-            continue
-        if width(head + "(") <= 120:
-            lines.append(head + "(")
-        else:  # a long key (a helper's English f-string): its own lines too
-            lines += ["    ("] + [f"        {part!r}" for part in chunks(key, 110)] + ["    ): ("]
-        lines += [f"        {part!r}" for part in chunks(value, 110)]
-        lines.append("    ),")
-    return "\n".join([*lines, "}"])
-
-
 def zh_tables(po) -> str:
-    """MESSAGES_ZH and TEXTS_ZH: the translated entries of i18n/zh/messages.po (a stale one is left out,
-    so its English shows until it is translated again)."""
+    """i18n/zh/messages.json: the translated entries of i18n/zh/messages.po as data, "messages" (the exercise
+    checks' MESSAGES by key) and "texts" (the helpers' localized() texts by their English f-string); a stale
+    entry is left out, so its English shows until it is translated again. Only the Chinese edition reads it."""
     messages, texts = {}, {}
     for entry in po:
         if entry.obsolete or not entry.msgstr.strip() or "fuzzy" in entry.flags:
@@ -346,22 +318,17 @@ def zh_tables(po) -> str:
             texts[entry.msgid] = entry.msgstr
         else:
             messages[entry.msgctxt] = entry.msgstr
-    return "\n\n".join([
-        python_dict("MESSAGES_ZH", "The exercise checks' MESSAGES in Chinese (i18n/zh/messages.po).", messages),
-        python_dict("TEXTS_ZH", "The helpers' localized() texts in Chinese, by their English f-string"
-                                " (i18n/zh/messages.po).", dict(sorted(texts.items()))),
-    ])
+    tables = {"messages": dict(sorted(messages.items())), "texts": dict(sorted(texts.items()))}
+    return json.dumps(tables, ensure_ascii=False, indent=1) + "\n"
 
 
-def utils_source(series: list[Lesson], zh: str = "") -> str:
+def utils_source(series: list[Lesson]) -> str:
+    """utils.py: the lessons' `#@save` cells in reading order, then i18n/language.py (the edition's language)."""
     imports: list[ast.stmt] = []
     parts, names = [], []
     current = None
     pieces = [(lesson, f"# From cell {cell_id}", source) for lesson, cell_id, source in saved_cells(series)]
-    pieces.append(("i18n", "# From i18n/language.py, then the translations of i18n/zh/messages.po",
-                   LANGUAGE_FILE.read_text(encoding="utf-8") + ("\n\n" + zh if zh else "")))
-    pieces += [(path.relative_to(ROOT).as_posix(), f"# From {path.relative_to(ROOT).as_posix()}",
-                path.read_text(encoding="utf-8")) for path in exercise_files()]
+    pieces.append(("i18n", "# From i18n/language.py", LANGUAGE_FILE.read_text(encoding="utf-8")))
     for lesson, origin, source in pieces:
         tree = ast.parse(source)
         if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant):
@@ -379,18 +346,12 @@ def utils_source(series: list[Lesson], zh: str = "") -> str:
         if lesson == "i18n":
             rule = "# --- The language of the series' own messages: English, or the Chinese edition's "
             parts.append(rule + "-" * max(3, 100 - len(rule)))
-            current = lesson
-        elif isinstance(lesson, str):  # an exercises file
-            if current is None or not isinstance(current, str) or current == "i18n":
-                rule = "# --- Exercise checks: check() and hint() (exercises/) "
-                parts.append(rule + "-" * max(3, 100 - len(rule)))
-            current = lesson
         elif lesson is not current:
             rule = f"# --- Lesson {lesson.number}: {lesson.title} ({lesson.path.relative_to(ROOT).as_posix()}) "
             if len(rule) > 116:  # a long title: the lesson's number and title are enough
                 rule = f"# --- Lesson {lesson.number}: {lesson.title} "
             parts.append(rule + "-" * max(3, 100 - len(rule)))
-            current = lesson
+        current = lesson
         parts.append(f"{origin}\n" + "\n\n\n".join(body))
     return "\n".join([
         UTILS_HEADER,
@@ -424,36 +385,44 @@ def apply_blocks(text: str, fills: dict[tuple[str, str], str], where: str) -> st
 
 
 ZH_SETUP = """\
-import os, socket, ssl, sys, tempfile, urllib.error, urllib.request
+import io, os, socket, ssl, sys, tempfile, urllib.error, urllib.request, zipfile
+from pathlib import Path
 
 os.environ["GPU_LESSONS_LANGUAGE"] = "zh"  # 本系列辅助函数的提示、练习检查的反馈都用中文
 url = os.getenv(
-    "GPU_LESSONS_URL",  # 如果你设置了它，就从它给出的镜像或本地文件下载
+    "GPU_LESSONS_URL",  # 如果你设置了它，就从它给出的镜像或本地文件（一个 .zip 文件）获取辅助函数
     "{url}",
 )
-folder = tempfile.mkdtemp()  # 辅助函数放进一个新建的文件夹：你的文件（包括 utils.py）不会被改动
-try:
-    with urllib.request.urlopen(url, timeout=30) as answer, open(folder + "/utils.py", "wb") as file:
-        file.write(answer.read())
-except (OSError, ValueError) as err:  # HTTPError 是主机的应答，URLError 里包着网络本身的错误
-    why = err if isinstance(err, urllib.error.HTTPError) else getattr(err, "reason", err)
-    if getattr(err, "code", None) == 404:  # 主机有应答，但没有这个版本
-        advice = (
-            "这个笔记本指定的系列版本在仓库中不存在。"
-            "请从仓库重新打开这一课，或者把 GPU_LESSONS_URL 指向你已有的 utils.py。"
-        )
-    elif isinstance(why, socket.gaierror):  # 主机名无法解析
-        advice = "你似乎没有联网。请打开网络（Kaggle：Settings > Internet on），再运行一次这个单元格。"
-    elif isinstance(why, (ConnectionError, TimeoutError, ssl.SSLError)):  # 连接被拒绝或重置、超时，或加密握手失败
-        advice = (
-            "你的网络可能屏蔽了这个主机。请把 GPU_LESSONS_URL 指向镜像或下载好的 utils.py。"
-            "例如在本单元格之前的单元格中运行 os.environ['GPU_LESSONS_URL'] = 'file:///content/utils.py'"
-            "（在终端中则是 export GPU_LESSONS_URL=...）。"
-        )
-    else:
-        advice = "请检查这个 URL，或者把 GPU_LESSONS_URL 指向你已有的 utils.py。"
-    raise RuntimeError(f"无法下载 {{url}}：{{why}}。{{advice}}") from None
+# 辅助函数可能已经在手边：笔记本旁边讲义包的 series_helpers 文件夹，或者笔记本所在的本系列克隆
+here = [Path("series_helpers").resolve(), *Path.cwd().resolve().parents[:3]]
+folder = next((str(p) for p in here if (p / "exercises" / "__init__.py").is_file()), None)
+if folder is None or "GPU_LESSONS_URL" in os.environ:
+    folder = tempfile.mkdtemp()  # 辅助函数放进一个新建的文件夹：你的文件（包括 utils.py）不会被改动
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            zipfile.ZipFile(io.BytesIO(answer.read())).extractall(folder)
+    except (OSError, ValueError, zipfile.BadZipFile) as err:  # HTTPError 是主机的应答，URLError 包着网络的错误
+        why = err if isinstance(err, urllib.error.HTTPError) else getattr(err, "reason", err)
+        if getattr(err, "code", None) == 404:  # 主机有应答，但没有这个版本
+            advice = (
+                "这个笔记本指定的系列版本在仓库中不存在。"
+                "请从仓库重新打开这一课，或者把 GPU_LESSONS_URL 指向你已有的 series-helpers.zip。"
+            )
+        elif isinstance(why, socket.gaierror):  # 主机名无法解析
+            advice = "你似乎没有联网。请打开网络（Kaggle：Settings > Internet on），再运行一次这个单元格。"
+        elif isinstance(why, (ConnectionError, TimeoutError, ssl.SSLError)):  # 连接被拒绝、重置、超时或握手失败
+            advice = (
+                "你的网络可能屏蔽了这个主机。请把 GPU_LESSONS_URL 指向镜像或下载好的 series-helpers.zip。"
+                "例如在本单元格之前的单元格中运行 "
+                "os.environ['GPU_LESSONS_URL'] = 'file:///content/series-helpers.zip'"
+                "（在终端中则是 export GPU_LESSONS_URL=...）。"
+            )
+        else:
+            advice = "请检查这个 URL，或者把 GPU_LESSONS_URL 指向你已有的 series-helpers.zip。"
+        raise RuntimeError(f"无法下载 {{url}}：{{why}}。{{advice}}") from None
 sys.path.insert(0, folder)  # 放在搜索路径的最前面（在你的文件夹之前），以 spawn 方式启动的工作进程也会继承"""
+
+
 @dataclass(frozen=True)
 class Facts:
     """A lesson's title, purpose and hardware line in one edition's language."""
@@ -552,7 +521,7 @@ def lesson_cells(series: list[Facts], k: int, ed: Edition = ENGLISH, anchor: str
         ed.setup_note,
     ])
     footer = "\n".join([ed.worked.format(name=lesson.solutions.name), "", nav(series, k, ed, anchor)])
-    return {"header": header, "setup": ed.setup.format(url=UTILS_URL), "footer": footer}
+    return {"header": header, "setup": ed.setup.format(url=HELPERS_URL), "footer": footer}
 
 
 def solution_cells(series: list[Facts], k: int, ed: Edition = ENGLISH, anchor: str = "lessons") -> dict[str, str]:
@@ -572,33 +541,12 @@ def solution_cells(series: list[Facts], k: int, ed: Edition = ENGLISH, anchor: s
         "",
         ed.setup_note,
     ])
-    return {"header": header, "setup": ed.setup.format(url=UTILS_URL), "footer": back}
+    return {"header": header, "setup": ed.setup.format(url=HELPERS_URL), "footer": back}
 
 
-# The setup cell of a hand-out's lessons (tools/handout.py): the edition's setup cell, but before it
-# downloads anything it looks for the helpers the hand-out bundles beside the notebook, in a folder
-# named HANDOUT_HELPERS, found from the kernel's working directory (Jupyter starts the kernel in the
-# notebook's folder), and takes them from there; only without them does it fetch, as every lesson does.
+# The folder of helpers a hand-out brings beside its lessons (tools/handout.py): the setup cell takes them
+# from there before it downloads anything.
 HANDOUT_HELPERS = "series_helpers"
-HANDOUT_LOOKUP = {
-    "en": (
-        'bundled = os.path.join(os.getcwd(), "{folder}", "utils.py")  # the helpers a hand-out brings along\n'
-        "if os.path.isfile(bundled):  # beside this notebook: take them, nothing is downloaded\n"
-        '    url = "file:" + urllib.request.pathname2url(bundled)\n'
-    ),
-    "zh": (
-        'bundled = os.path.join(os.getcwd(), "{folder}", "utils.py")  # 讲义包随附的辅助函数\n'
-        "if os.path.isfile(bundled):  # 就在笔记本旁边：直接使用，不必下载\n"
-        '    url = "file:" + urllib.request.pathname2url(bundled)\n'
-    ),
-}
-
-
-def handout_setup(ed: Edition) -> str:
-    """The hand-out's setup cell in this edition: its setup cell with the bundled helpers looked up first."""
-    head, sep, rest = ed.setup.partition("\nfolder = ")
-    lookup = HANDOUT_LOOKUP["zh" if ed is CHINESE else "en"].format(folder=HANDOUT_HELPERS)
-    return (head + "\n" + lookup + sep.lstrip("\n") + rest).format(url=UTILS_URL)
 
 
 def readme_table(series: list[Facts], ed: Edition) -> str:
@@ -741,7 +689,8 @@ def build() -> tuple[dict, list[str]]:
     messages_po = i18n.merge(i18n.load(i18n.MESSAGES_PO), i18n.message_units(exercise_messages(), helpers))
     out[i18n.MESSAGES_PO] = i18n.po_text(messages_po)
     problems += i18n.po_problems(messages_po, "i18n/zh/messages.po", terms)
-    out[ROOT / "utils.py"] = utils_source(series, zh_tables(messages_po))
+    out[ROOT / "utils.py"] = utils_source(series)
+    out[ROOT / ZH_TABLES] = zh_tables(messages_po)
 
     zh = []  # the lessons' facts in Chinese (the English where a translation is missing: reported)
     for f in facts:
