@@ -166,18 +166,22 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
         if text is None:
             return None
         if not isinstance(text, str):
-            raise TypeError(localized(f"a CUDA version is a string such as '12.6' or None, got {type(text).__name__}"))
+            raise TypeError(localized("a CUDA version is a string such as '12.6' or None, got {kind}").format(
+                kind=type(text).__name__))
         if not re.fullmatch(r"\d+\.\d+", text):
-            raise ValueError(localized(f"not a CUDA version: {text!r} (expected something like '12.6')"))
+            raise ValueError(localized("not a CUDA version: {text!r} (expected something like '12.6')").format(
+                text=text))
         major, minor = text.split(".")
         return int(major), int(minor)
 
     release_text = torch.__version__ if torch_version is None else torch_version
     if not isinstance(release_text, str):
-        raise TypeError(localized(f"a PyTorch version is a string such as '2.13.0', got {type(release_text).__name__}"))
+        raise TypeError(localized("a PyTorch version is a string such as '2.13.0', got {kind}").format(
+            kind=type(release_text).__name__))
     found = re.match(r"(\d+)\.(\d+)(\.\d+)?", release_text)
     if found is None:
-        raise ValueError(localized(f"not a PyTorch version: {release_text!r} (expected something like '2.13.0')"))
+        raise ValueError(localized("not a PyTorch version: {release_text!r} (expected something like '2.13.0')").format(
+            release_text=release_text))
     release, pinned = (int(found[1]), int(found[2])), found[0]
     driver, built = version(driver_cuda), version(torch_cuda)
 
@@ -198,33 +202,40 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
         if not with_blackwell or with_blackwell[0][0] == release:
             return ""
         (major, minor), build = with_blackwell[0]
-        return localized(f" (a Blackwell GPU such as an RTX 50xx has no PyTorch {pin} build this driver runs:"
-                         f" update to driver 580+, or use PyTorch {major}.{minor}'s CUDA {build} build)")
+        return localized(" (a Blackwell GPU such as an RTX 50xx has no PyTorch {pin} build this driver runs:"
+                         " update to driver 580+, or use PyTorch {major}.{minor}'s CUDA {build} build)").format(
+                             pin=pin, major=major, minor=minor, build=build)
 
     def install() -> tuple[str, str]:
         """What to install instead, and the command: a CUDA build that the driver serves, pinned."""
         if choice is not None:
-            what = localized(f"install the CUDA {choice} build of PyTorch {pinned}")
+            what = localized("install the CUDA {choice} build of PyTorch {pinned}").format(choice=choice, pinned=pinned)
             newer = [b for b in builds if version(b) >= (12, 8) and version(b)[0] <= driver[0]]
             if newer and choice not in newer and driver >= (12, 8):  # a Blackwell GPU needs driver 570+ (CUDA 12.8)
-                what += localized(f" (or cu{newer[0].replace('.', '')} for a Blackwell GPU, such as an RTX 50xx)")
+                what += localized(" (or cu{cu} for a Blackwell GPU, such as an RTX 50xx)").format(
+                    cu=newer[0].replace('.', ''))
             what += blackwell_note(pinned)
             return what, command(f"torch=={pinned}", choice)
         known = sorted((r for r in PYTORCH_CUDA_BUILDS if r < release and build_for(PYTORCH_CUDA_BUILDS[r])),
                        reverse=True)
-        why = (localized(f"PyTorch {pinned} has CUDA builds only for CUDA {', '.join(builds[:-1])} and {builds[-1]}")
-               if builds else localized(f"this helper does not know which CUDA builds PyTorch {pinned} publishes"))
+        if builds:
+            why = localized("PyTorch {pinned} has CUDA builds only for CUDA {builds} and {last}").format(
+                pinned=pinned, builds=', '.join(builds[:-1]), last=builds[-1])
+        else:
+            why = localized("this helper does not know which CUDA builds PyTorch {pinned} publishes").format(
+                pinned=pinned)
         if not known:
-            return localized(f"update the NVIDIA driver, since {why}"), ""
+            return localized("update the NVIDIA driver, since {why}").format(why=why), ""
         older = f"{known[0][0]}.{known[0][1]}"
         fallback = build_for(PYTORCH_CUDA_BUILDS[known[0]])
-        return (localized(f"update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older},"
-                          f" the newest release with a build this driver runs ({why}){blackwell_note(older)}"),
+        return (localized("update the NVIDIA driver, or install the CUDA {fallback} build of PyTorch {older},"
+                          " the newest release with a build this driver runs ({why}){note}").format(
+                              fallback=fallback, older=older, why=why, note=blackwell_note(older)),
                 command(f'"torch=={older}.*"', fallback))
 
     for name, flag in (("cuda_available", cuda_available), ("mps_available", mps_available)):
         if not isinstance(flag, bool):
-            raise TypeError(localized(f"{name} is True or False, got {flag!r}"))
+            raise TypeError(localized("{name} is True or False, got {flag!r}").format(name=name, flag=flag))
     if cuda_available or mps_available:
         return None
     builds = PYTORCH_CUDA_BUILDS.get(release)
@@ -232,20 +243,23 @@ def setup_advice(*, driver_cuda: str | None, torch_cuda: str | None, cuda_availa
     if service is not None and driver is None:
         how = {"Colab": localized("Runtime > Change runtime type > T4 GPU"),
                "Kaggle": localized("Settings > Accelerator > GPU T4 x2")}.get(service, localized("its settings"))
-        return localized(f"This {service} session has no GPU: switch one on ({how}) and run the lesson again.")
+        return localized("This {service} session has no GPU: switch one on ({how}) and run the lesson again.").format(
+            service=service, how=how)
     if driver is None:
         return None
     if built is None:
         fix, cmd = install()
-        return (localized(f"This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this"
-                          f" PyTorch has no CUDA support: {fix} (lesson 15 explains the choice).")
+        return (localized("This machine has an NVIDIA GPU (its driver serves CUDA {driver_cuda}), but this"
+                          " PyTorch has no CUDA support: {fix} (lesson 15 explains the choice).").format(
+                              driver_cuda=driver_cuda, fix=fix)
                 + (f"\n    {cmd}" if cmd else ""))
     if built[0] > driver[0]:
         fix, cmd = install()
         if choice is not None:  # install() named this release's build: the driver update is the other way
-            fix = localized(f"update the NVIDIA driver, or {fix}")
-        return (localized(f"This PyTorch is a CUDA {torch_cuda} build, which needs a driver that serves CUDA"
-                          f" {built[0]}.0 or newer, but this one serves CUDA {driver_cuda}: {fix}.")
+            fix = localized("update the NVIDIA driver, or {fix}").format(fix=fix)
+        return (localized("This PyTorch is a CUDA {torch_cuda} build, which needs a driver that serves CUDA"
+                          " {built}.0 or newer, but this one serves CUDA {driver_cuda}: {fix}.").format(
+                              torch_cuda=torch_cuda, built=built[0], driver_cuda=driver_cuda, fix=fix)
                 + (f"\n    {cmd}" if cmd else ""))
     return localized("This PyTorch has a CUDA build that the driver can run, yet it sees no GPU. If"
                      " CUDA_VISIBLE_DEVICES is set, it must name a GPU (set it before the first CUDA call, then"
@@ -294,9 +308,9 @@ def hardware_summary() -> str:
     """
     hip = getattr(torch.version, "hip", None)
     if torch.version.cuda:
-        build = localized(f"CUDA build: {torch.version.cuda}")
+        build = localized("CUDA build: {cuda}").format(cuda=torch.version.cuda)
     elif hip:
-        build = localized(f"ROCm build: HIP {hip}")
+        build = localized("ROCm build: HIP {hip}").format(hip=hip)
     else:
         build = localized("CUDA build: no")
     lines = [f"PyTorch {torch.__version__} ({build})"]
@@ -308,15 +322,16 @@ def hardware_summary() -> str:
             continue  # a ROCm build names AMD's architectures (gfx...) instead
         capability = torch.cuda.get_device_capability(name)
         if not _has_kernels_for(capability, torch.cuda.get_arch_list()):
-            lines.append(localized(f"  This CUDA {torch.version.cuda} build has no code for this GPU (compute"
-                                   f" capability {capability[0]}.{capability[1]}): computing on it fails with"
+            lines.append(localized("  This CUDA {cuda} build has no code for this GPU (compute"
+                                   " capability {major}.{minor}): computing on it fails with"
                                    " 'no kernel image is available for execution on the device'. Lesson 15 says"
-                                   " which build it needs."))
+                                   " which build it needs.").format(
+                                       cuda=torch.version.cuda, major=capability[0], minor=capability[1]))
     if not gpus and torch.backends.mps.is_available():
         gpus = ["mps:0"]
         lines.append("GPU mps:0: Apple GPU (MPS)")
     if gpus:
-        lines.append(localized(f"The lessons will use {gpus[0]}."))
+        lines.append(localized("The lessons will use {gpu}.").format(gpu=gpus[0]))
         return "\n".join(lines)
     lines.append(localized("No GPU found: the lessons run on the CPU and say what a GPU would change."))
     driver = driver_cuda_version()
@@ -347,9 +362,9 @@ def try_gpu(i: int = 0) -> torch.device:
     Raises ``TypeError`` if ``i`` is not an ``int`` and ``ValueError`` if it is negative.
     """
     if isinstance(i, bool) or not isinstance(i, int):
-        raise TypeError(localized(f"GPU index must be an int, got {type(i).__name__}: {i!r}"))
+        raise TypeError(localized("GPU index must be an int, got {kind}: {i!r}").format(kind=type(i).__name__, i=i))
     if i < 0:
-        raise ValueError(localized(f"GPU index must be 0 or more, got {i}"))
+        raise ValueError(localized("GPU index must be 0 or more, got {i}").format(i=i))
     n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if i < n_cuda:
         return torch.device(f"cuda:{i}")
@@ -408,13 +423,15 @@ def model_device(net: nn.Module) -> torch.device:
     they are spread over more than one device (then there is no single answer).
     """
     if not isinstance(net, nn.Module):
-        raise TypeError(localized(f"expected an nn.Module, got {type(net).__name__}"))
+        raise TypeError(localized("expected an nn.Module, got {kind}").format(kind=type(net).__name__))
     devices = {t.device for t in [*net.parameters(), *net.buffers()]}
     if not devices:
-        raise ValueError(localized(f"{type(net).__name__} has no parameters or buffers, so it has no device"))
+        raise ValueError(localized("{kind} has no parameters or buffers, so it has no device").format(
+            kind=type(net).__name__))
     if len(devices) > 1:
         names = ", ".join(sorted(str(d) for d in devices))
-        raise ValueError(localized(f"{type(net).__name__} is spread over several devices: {names}"))
+        raise ValueError(localized("{kind} is spread over several devices: {names}").format(
+            kind=type(net).__name__, names=names))
     return devices.pop()
 
 
@@ -445,7 +462,8 @@ def format_seconds(seconds: float, unit: str | None = None) -> str:
     if unit is None:
         unit = next((u for u, f in scale.items() if abs(seconds) >= f), "ns")
     if unit not in scale:
-        raise ValueError(localized(f"unit must be one of {', '.join(scale)}, got {unit!r}"))
+        raise ValueError(localized("unit must be one of {units}, got {unit!r}").format(
+            units=', '.join(scale), unit=unit))
     value = seconds / scale[unit]
     return f"{value:.{max(0, 2 - math.floor(math.log10(abs(value))))}f} {unit}" if value else f"0 {unit}"
 
@@ -455,11 +473,13 @@ def _time_calls(fn: Callable[[], object], device: torch.device, min_run_time: fl
                 at_least_four_blocks: bool) -> tuple[float, float]:
     """Check the arguments, warm up, time ``fn`` + ``synchronize(device)``: (median, IQR) in seconds."""
     if not callable(fn):
-        raise TypeError(localized(f"fn must be callable, got {type(fn).__name__}"))
+        raise TypeError(localized("fn must be callable, got {kind}").format(kind=type(fn).__name__))
     if isinstance(min_run_time, bool) or not isinstance(min_run_time, (int, float)):
-        raise TypeError(localized(f"min_run_time must be a number of seconds, got {type(min_run_time).__name__}"))
+        raise TypeError(localized("min_run_time must be a number of seconds, got {kind}").format(
+            kind=type(min_run_time).__name__))
     if not min_run_time > 0:
-        raise ValueError(localized(f"min_run_time must be positive, got {min_run_time}"))
+        raise ValueError(localized("min_run_time must be positive, got {min_run_time}").format(
+            min_run_time=min_run_time))
     device = torch.device(device)
 
     def call() -> None:
@@ -533,7 +553,7 @@ class Timing(NamedTuple):
             return localized("too noisy to compare: time both again with nothing else running")
         if abs(self.median - median) <= self.iqr + iqr:
             return localized("no difference beyond the noise")
-        return localized(f"{self.median / median:.2f}× as long")
+        return localized("{ratio:.2f}× as long").format(ratio=self.median / median)
 
 
 def median_and_iqr_seconds(fn: Callable[[], object], device: torch.device,
@@ -569,11 +589,11 @@ def matmul_gflops(n: int, device: torch.device, dtype: torch.dtype = torch.float
     ``dtype`` not a floating-point dtype, ``ValueError`` if ``n`` is not positive.
     """
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(localized(f"n must be an int, got {type(n).__name__}"))
+        raise TypeError(localized("n must be an int, got {kind}").format(kind=type(n).__name__))
     if n < 1:
-        raise ValueError(localized(f"n must be 1 or more, got {n}"))
+        raise ValueError(localized("n must be 1 or more, got {n}").format(n=n))
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(localized(f"dtype must be a floating-point torch.dtype, got {dtype!r}"))
+        raise TypeError(localized("dtype must be a floating-point torch.dtype, got {dtype!r}").format(dtype=dtype))
     a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(device, dtype)
     return 2 * n**3 / median_seconds(lambda: a @ a, device, min_run_time) / 1e9
 
@@ -587,9 +607,9 @@ def numpy_matmul_gflops(n: int, min_run_time: float = 0.02) -> float:
     if it is not positive.
     """
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(localized(f"n must be an int, got {type(n).__name__}"))
+        raise TypeError(localized("n must be an int, got {kind}").format(kind=type(n).__name__))
     if n < 1:
-        raise ValueError(localized(f"n must be 1 or more, got {n}"))
+        raise ValueError(localized("n must be 1 or more, got {n}").format(n=n))
     import numpy as np  # imported here: PyTorch runs without NumPy, so utils does too
 
     a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
@@ -667,7 +687,7 @@ def tf32_allowed(op: str = "matmul") -> bool:
     elif op == "conv":
         new, old = getattr(torch.backends.cudnn, "conv", None), torch.backends.cudnn
     else:
-        raise ValueError(localized(f'op must be "matmul" or "conv", got {op!r}'))
+        raise ValueError(localized('op must be "matmul" or "conv", got {op!r}').format(op=op))
     precision = getattr(new, "fp32_precision", None)   # None before PyTorch 2.9
     if precision is not None:
         return precision == "tf32"
@@ -686,7 +706,7 @@ def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
     Raises ``TypeError`` if ``dtype`` is not a torch dtype.
     """
     if not isinstance(dtype, torch.dtype):
-        raise TypeError(localized(f"dtype must be a torch.dtype, got {type(dtype).__name__}"))
+        raise TypeError(localized("dtype must be a torch.dtype, got {kind}").format(kind=type(dtype).__name__))
     peaks = gpu_peaks(device)
     if peaks is None:
         return None
@@ -703,11 +723,12 @@ def matmul_peak_tflops(device: torch.device, dtype: torch.dtype = torch.float32,
 # From cell timing-22
 def _check_log_args(m: torch.Tensor, steps: int) -> None:
     if not isinstance(m, torch.Tensor) or m.dim() != 2 or m.shape[0] != m.shape[1]:
-        raise TypeError(localized(f"m must be a square 2-D tensor, got {getattr(m, 'shape', type(m).__name__)}"))
+        raise TypeError(localized("m must be a square 2-D tensor, got {shape}").format(
+            shape=getattr(m, 'shape', type(m).__name__)))
     if isinstance(steps, bool) or not isinstance(steps, int):
-        raise TypeError(localized(f"steps must be an int, got {type(steps).__name__}"))
+        raise TypeError(localized("steps must be an int, got {kind}").format(kind=type(steps).__name__))
     if steps < 1:
-        raise ValueError(localized(f"steps must be 1 or more, got {steps}"))
+        raise ValueError(localized("steps must be 1 or more, got {steps}").format(steps=steps))
 
 
 def log_every_step(m: torch.Tensor, steps: int = 1000) -> list[float]:
@@ -799,16 +820,18 @@ def checked_device(device: torch.device | str, *, exists: bool = False) -> torch
     with ``exists=True``, if it names a CUDA GPU or an Apple GPU (MPS) that this machine lacks.
     """
     if not isinstance(device, (torch.device, str)):
-        raise TypeError(localized(f"device must be a torch.device or a name such as 'cuda:0', "
-                                  f"got {type(device).__name__}"))
+        raise TypeError(localized("device must be a torch.device or a name such as 'cuda:0', "
+                                  "got {kind}").format(kind=type(device).__name__))
     try:
         device = torch.device(device)
     except RuntimeError:
-        raise ValueError(localized(f"not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')")) from None
+        raise ValueError(localized("not a device name: {device!r} (try 'cpu', 'cuda:0' or 'mps')").format(
+            device=device)) from None
     if exists and device.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (device.index or 0) >= count:
-            raise ValueError(localized(f"{device} does not exist: this machine has {count} CUDA GPU(s)"))
+            raise ValueError(localized("{device} does not exist: this machine has {count} CUDA GPU(s)").format(
+                device=device, count=count))
     if exists and device.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(localized("mps does not exist: this machine has no Apple GPU that PyTorch can use"))
     return device
@@ -817,9 +840,9 @@ def checked_device(device: torch.device | str, *, exists: bool = False) -> torch
 def _positive_int(value: object, name: str) -> int:
     """``value`` if it is a positive int (not a bool); a ``TypeError`` or ``ValueError`` naming ``name`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(localized(f"{name} must be an int, got {type(value).__name__}"))
+        raise TypeError(localized("{name} must be an int, got {kind}").format(name=name, kind=type(value).__name__))
     if value <= 0:
-        raise ValueError(localized(f"{name} must be positive, got {value}"))
+        raise ValueError(localized("{name} must be positive, got {value}").format(name=name, value=value))
     return value
 
 
@@ -861,7 +884,7 @@ def is_out_of_memory(err: BaseException) -> bool:
     Raises ``TypeError`` if ``err`` is not an exception.
     """
     if not isinstance(err, BaseException):
-        raise TypeError(localized(f"err must be an exception, got {type(err).__name__}"))
+        raise TypeError(localized("err must be an exception, got {kind}").format(kind=type(err).__name__))
     oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
     if isinstance(err, oom):
         return True
@@ -979,28 +1002,28 @@ def largest_batch_that_fits(step: Callable[[int], object], start: int, device: t
             return batch
         release_cached_memory(device)
         batch //= 2
-    raise RuntimeError(localized(f"not even a batch of 1 fits on {device}"))
+    raise RuntimeError(localized("not even a batch of 1 fits on {device}").format(device=device))
 
 
 def _check_batch_search(step: object, start: object, device: object, budget_bytes: object) -> torch.device:
     """The arguments of ``largest_batch_that_fits`` checked; returns the device."""
     if not callable(step):
-        raise TypeError(localized(f"step must be callable, got {type(step).__name__}"))
+        raise TypeError(localized("step must be callable, got {kind}").format(kind=type(step).__name__))
     _positive_int(start, "start")
     if budget_bytes is not None:
         _positive_int(budget_bytes, "budget_bytes")
     device = checked_device(device)
     if device.type not in ("cuda", "mps") and budget_bytes is None:
-        raise ValueError(localized(f"on {device} pass budget_bytes: nothing there refuses an allocation in time, "
-                         "so the helper never probes real memory"))
+        raise ValueError(localized("on {device} pass budget_bytes: nothing there refuses an allocation in time, "
+                         "so the helper never probes real memory").format(device=device))
     return device
 
 
 def _bytes_needed(needed: object, device: torch.device) -> int:
     """What a CPU step returned, which must be the bytes its batch needs."""
     if isinstance(needed, bool) or not isinstance(needed, int):
-        raise TypeError(localized(f"on {device}, step must return the bytes its batch needs (an int), "
-                        f"got {type(needed).__name__}"))
+        raise TypeError(localized("on {device}, step must return the bytes its batch needs (an int), "
+                        "got {kind}").format(device=device, kind=type(needed).__name__))
     return needed
 
 
@@ -1043,13 +1066,16 @@ def _autocast_or_nothing(device: torch.device, dtype: torch.dtype | None) -> con
     bfloat16, or if this PyTorch has no autocast for ``device``'s type.
     """
     if dtype is not None and not isinstance(dtype, torch.dtype):
-        raise TypeError(localized(f"dtype must be None, torch.float16 or torch.bfloat16, got {type(dtype).__name__}"))
+        raise TypeError(localized("dtype must be None, torch.float16 or torch.bfloat16, got {kind}").format(
+            kind=type(dtype).__name__))
     if dtype is None:
         return contextlib.nullcontext()
     if dtype not in (torch.float16, torch.bfloat16):
-        raise ValueError(localized(f"dtype must be None, torch.float16 or torch.bfloat16, got {dtype}"))
+        raise ValueError(localized("dtype must be None, torch.float16 or torch.bfloat16, got {dtype}").format(
+            dtype=dtype))
     if not torch.amp.autocast_mode.is_autocast_available(device.type):
-        raise ValueError(localized(f"this PyTorch ({torch.__version__}) has no autocast for {device.type}"))
+        raise ValueError(localized("this PyTorch ({version}) has no autocast for {device_type}").format(
+            version=torch.__version__, device_type=device.type))
     return torch.autocast(device.type, dtype=dtype)
 
 
@@ -1075,9 +1101,11 @@ def training_step(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
     """
     device = model_device(model)
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(localized(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"))
+        raise TypeError(localized("optimizer must be a torch.optim.Optimizer, got {kind}").format(
+            kind=type(optimizer).__name__))
     if scaler is not None and not isinstance(scaler, torch.amp.GradScaler):
-        raise TypeError(localized(f"scaler must be a torch.amp.GradScaler or None, got {type(scaler).__name__}"))
+        raise TypeError(localized("scaler must be a torch.amp.GradScaler or None, got {kind}").format(
+            kind=type(scaler).__name__))
     precision = _autocast_or_nothing(device, dtype)
 
     optimizer.zero_grad(set_to_none=True)
@@ -1144,17 +1172,20 @@ class DigitsDataset(Dataset):
                  seconds_per_item: float = 0.0) -> None:
         images, labels = torch.as_tensor(images, dtype=torch.float32), torch.as_tensor(labels)
         if images.dim() not in (2, 3) or len(images) == 0 or images[0].numel() != 64:
-            raise ValueError(localized(f"images must be N x 64 or N x 8 x 8 with N > 0, "
-                                       f"got shape {tuple(images.shape)}"))
+            raise ValueError(localized("images must be N x 64 or N x 8 x 8 with N > 0, "
+                                       "got shape {images_shape}").format(images_shape=tuple(images.shape)))
         if labels.dim() != 1 or len(labels) != len(images) or labels.is_floating_point():
-            raise ValueError(localized(f"labels must be {len(images)} integers, one per image, got {labels.dtype}"
-                             f" of shape {tuple(labels.shape)}"))
+            raise ValueError(localized("labels must be {count} integers, one per image, got {labels_dtype}"
+                             " of shape {labels_shape}").format(
+                                 count=len(images), labels_dtype=labels.dtype, labels_shape=tuple(labels.shape)))
         if not 0 <= int(labels.min()) <= int(labels.max()) <= 9:
             raise ValueError(localized("labels must be digits from 0 to 9"))
         if isinstance(seconds_per_item, bool) or not isinstance(seconds_per_item, (int, float)):
-            raise TypeError(localized(f"seconds_per_item must be a number, got {type(seconds_per_item).__name__}"))
+            raise TypeError(localized("seconds_per_item must be a number, got {kind}").format(
+                kind=type(seconds_per_item).__name__))
         if not seconds_per_item >= 0:
-            raise ValueError(localized(f"seconds_per_item must be 0 or more, got {seconds_per_item}"))
+            raise ValueError(localized("seconds_per_item must be 0 or more, got {seconds_per_item}").format(
+                seconds_per_item=seconds_per_item))
         self.images = images.reshape(-1, 1, 8, 8) / 16
         self.labels = labels.long()
         self.seconds_per_item = float(seconds_per_item)
@@ -1185,11 +1216,12 @@ def digits_split(test_fraction: float = 0.25, seed: int = 0,
     from sklearn.model_selection import train_test_split
 
     if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)) or not 0 < test_fraction < 1:
-        raise ValueError(localized(f"test_fraction must be a number between 0 and 1, got {test_fraction!r}"))
+        raise ValueError(localized("test_fraction must be a number between 0 and 1, got {test_fraction!r}").format(
+            test_fraction=test_fraction))
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(localized(f"seed must be an int, got {type(seed).__name__}"))
+        raise TypeError(localized("seed must be an int, got {kind}").format(kind=type(seed).__name__))
     if seed < 0:
-        raise ValueError(localized(f"seed must be 0 or more, got {seed}"))
+        raise ValueError(localized("seed must be 0 or more, got {seed}").format(seed=seed))
     digits = load_digits()
     x_train, x_test, y_train, y_test = train_test_split(
         digits.data, digits.target, test_size=test_fraction, stratify=digits.target, random_state=seed)
@@ -1263,11 +1295,11 @@ def step_time_split(model: nn.Module, loader: Iterable, optimizer: torch.optim.O
 def _check_mlp_args(hidden: int, dropout: float) -> None:
     """Raise ``TypeError`` or ``ValueError`` for a ``hidden`` size or ``dropout`` that ``digits_mlp`` cannot use."""
     if isinstance(hidden, bool) or not isinstance(hidden, int):
-        raise TypeError(localized(f"hidden must be an int, got {type(hidden).__name__}"))
+        raise TypeError(localized("hidden must be an int, got {kind}").format(kind=type(hidden).__name__))
     if hidden < 1:
-        raise ValueError(localized(f"hidden must be 1 or more, got {hidden}"))
+        raise ValueError(localized("hidden must be 1 or more, got {hidden}").format(hidden=hidden))
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(localized(f"dropout must be a probability in [0, 1), got {dropout!r}"))
+        raise ValueError(localized("dropout must be a probability in [0, 1), got {dropout!r}").format(dropout=dropout))
 
 
 def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | str,
@@ -1275,28 +1307,31 @@ def _check_loop_args(model: nn.Module, loader: Iterable, device: torch.device | 
                      max_batches: int | None = None) -> torch.device:
     """Check what the training helpers get; return ``device`` as a torch.device."""
     if not isinstance(model, nn.Module):
-        raise TypeError(localized(f"model must be an nn.Module, got {type(model).__name__}"))
+        raise TypeError(localized("model must be an nn.Module, got {kind}").format(kind=type(model).__name__))
     if not any(True for _ in model.parameters()):
-        raise ValueError(localized(f"{type(model).__name__} has no parameters, "
-                                   "so there is nothing to train or evaluate"))
+        raise ValueError(localized("{kind} has no parameters, "
+                                   "so there is nothing to train or evaluate").format(kind=type(model).__name__))
     device = checked_device(device)
     where = model_device(model)
     if where.type != device.type or (device.index is not None and where.index not in (None, device.index)):
-        raise ValueError(localized(f"the model is on {where}, not on {device}: move it first, model.to(device)"))
+        raise ValueError(localized("the model is on {where}, not on {device}: move it first, model.to(device)").format(
+            where=where, device=device))
     if isinstance(loader, (torch.Tensor, str)) or not isinstance(loader, Iterable):
-        raise TypeError(localized(f"loader must give (inputs, labels) batches, like a DataLoader; "
-                                  f"got {type(loader).__name__}"))
+        raise TypeError(localized("loader must give (inputs, labels) batches, like a DataLoader; "
+                                  "got {kind}").format(kind=type(loader).__name__))
     if optimizer is not None:
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(localized(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"))
+            raise TypeError(localized("optimizer must be a torch.optim.Optimizer, got {kind}").format(
+                kind=type(optimizer).__name__))
         mine = {id(p) for p in model.parameters()}
         if not any(id(p) in mine for group in optimizer.param_groups for p in group["params"]):
             raise ValueError(localized("the optimizer holds none of the model's parameters: "
                                        "create it from model.parameters()"))
     if max_batches is not None and (isinstance(max_batches, bool) or not isinstance(max_batches, int)):
-        raise TypeError(localized(f"max_batches must be an int or None, got {type(max_batches).__name__}"))
+        raise TypeError(localized("max_batches must be an int or None, got {kind}").format(
+            kind=type(max_batches).__name__))
     if max_batches is not None and max_batches < 1:
-        raise ValueError(localized(f"max_batches must be 1 or more, got {max_batches}"))
+        raise ValueError(localized("max_batches must be 1 or more, got {max_batches}").format(max_batches=max_batches))
     return device
 
 
@@ -1373,7 +1408,7 @@ def copy_bandwidth_gbps(source: torch.Tensor, target: torch.device, non_blocking
     Mac's unified memory. Raises ``TypeError`` if ``source`` is not a tensor.
     """
     if not isinstance(source, torch.Tensor):
-        raise TypeError(localized(f"source must be a tensor, got {type(source).__name__}"))
+        raise TypeError(localized("source must be a tensor, got {kind}").format(kind=type(source).__name__))
     target = torch.device(target)
     destination = torch.empty_like(source, device=target)  # allocated once: only the copy is timed
 
@@ -1414,9 +1449,9 @@ def ddp_backend(device: torch.device | str, nproc: int = 2) -> str:
 def _checked_device(device: torch.device | str, nproc: int) -> torch.device:
     """Helper code: ``device`` as a ``torch.device``, after checking both arguments."""
     if isinstance(nproc, bool) or not isinstance(nproc, int):
-        raise TypeError(localized(f"nproc must be an int, got {type(nproc).__name__}"))
+        raise TypeError(localized("nproc must be an int, got {kind}").format(kind=type(nproc).__name__))
     if nproc < 1:
-        raise ValueError(localized(f"nproc must be at least 1, got {nproc}"))
+        raise ValueError(localized("nproc must be at least 1, got {nproc}").format(nproc=nproc))
     return checked_device(device, exists=True)  # lesson 07's check
 
 
@@ -1546,13 +1581,15 @@ def launch(script: str | os.PathLike, nproc: int = 2, *, extra_args: Sequence[st
     output = "".join(outputs)
     tail = "".join(_head_and_tail(text, 6000 // len(outputs)) for text in outputs)
     if timed_out:
-        raise TimeoutError(localized(f"{script.name} did not finish within {timeout} s; all its processes were "
-                           f"stopped. The start and the end of its output:\n{tail}"))
+        raise TimeoutError(localized("{script_name} did not finish within {timeout} s; all its processes were "
+                           "stopped. The start and the end of its output:\n{tail}").format(
+                               script_name=script.name, timeout=timeout, tail=tail))
     codes = [p.returncode for p in running]
     returncode = next((c for c in codes if c != 0), 0)
     if returncode != 0:
-        raise RuntimeError(localized(f"{script.name} failed (exit code {returncode}). "
-                           f"The start and the end of its output:\n{tail}") + _nccl_advice(output))
+        raise RuntimeError(localized("{script_name} failed (exit code {returncode}). "
+                           "The start and the end of its output:\n{tail}").format(
+                               script_name=script.name, returncode=returncode, tail=tail) + _nccl_advice(output))
     return subprocess.CompletedProcess(commands[0] if nodes == 1 else commands, returncode, output, "")
 
 
@@ -1603,22 +1640,26 @@ def _checked_launch_args(script: str | os.PathLike, nproc: int, nodes: int, extr
                          script_args: Sequence[str], timeout: float) -> Path:
     """Helper code: ``script`` as a ``Path``, after checking every argument of ``launch``."""
     if not isinstance(script, (str, os.PathLike)):
-        raise TypeError(localized(f"script must be a path (str or pathlib.Path), got {type(script).__name__}"))
+        raise TypeError(localized("script must be a path (str or pathlib.Path), got {kind}").format(
+            kind=type(script).__name__))
     script = Path(script)
     if not script.is_file():
-        raise FileNotFoundError(localized(f"no script at {script}"))
+        raise FileNotFoundError(localized("no script at {script}").format(script=script))
     for name, value in (("nproc", nproc), ("nodes", nodes)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(localized(f"{name} must be an int, got {type(value).__name__}"))
+            raise TypeError(localized("{name} must be an int, got {kind}").format(name=name, kind=type(value).__name__))
         if value < 1:
-            raise ValueError(localized(f"{name} must be at least 1, got {value}"))
+            raise ValueError(localized("{name} must be at least 1, got {value}").format(name=name, value=value))
     for name, value in (("extra_args", extra_args), ("script_args", script_args)):
         if isinstance(value, (str, bytes)) or not all(isinstance(a, str) for a in value):
-            raise TypeError(localized(f"{name} must be a list of strings such as ['--epochs', '3'], got {value!r}"))
+            raise TypeError(localized(
+                "{name} must be a list of strings such as ['--epochs', '3'], got {value!r}").format(
+                    name=name, value=value))
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(localized(f"timeout must be a number of seconds, got {type(timeout).__name__}"))
+        raise TypeError(localized("timeout must be a number of seconds, got {kind}").format(
+            kind=type(timeout).__name__))
     if not timeout > 0:
-        raise ValueError(localized(f"timeout must be positive, got {timeout}"))
+        raise ValueError(localized("timeout must be positive, got {timeout}").format(timeout=timeout))
     if nodes > 1 and "--standalone" in extra_args:
         raise ValueError(localized("--standalone is for one node; with nodes > 1, name a rendezvous in extra_args"))
     return script
@@ -1671,53 +1712,13 @@ def language() -> str:
     return chosen
 
 
-def _template_parts(template: str) -> list[tuple[str, bool]]:
-    """A template's pieces in order: (literal text, False) and (field, True), where a field is what an
-    f-string has between braces (``{driver_cuda}``, ``{flag!r}``) and ``{{``/``}}`` are literal braces."""
-    parts, text, i = [], "", 0
-    while i < len(template):
-        if template.startswith(("{{", "}}"), i):
-            text, i = text + template[i], i + 2
-        elif template[i] == "{":
-            depth, j = 1, i + 1
-            while depth:
-                depth += {"{": 1, "}": -1}.get(template[j], 0)
-                j += 1
-            parts.append((text, False))
-            parts.append((template[i:j], True))
-            text, i = "", j
-        else:
-            text, i = text + template[i], i + 1
-    parts.append((text, False))
-    return [p for p in parts if p[0] or p[1]]
-
-
-def _compiled(table: dict[str, str]) -> list[tuple[re.Pattern, list[str], list[tuple[str, bool]]]]:
-    """Each template of ``table`` with fields as a regular expression that matches its English text,
-    the fields in order, and the pieces of its translation; longest template first."""
-    out = []
-    for english, chinese in sorted(table.items(), key=lambda item: -len(item[0])):
-        fields, pattern = [], ""
-        for piece, is_field in _template_parts(english):
-            if not is_field:
-                pattern += re.escape(piece)
-            elif piece in fields:
-                pattern += f"(?P=f{fields.index(piece)})"
-            else:
-                pattern += f"(?P<f{len(fields)}>.*?)"
-                fields.append(piece)
-        if fields:
-            out.append((re.compile(pattern, re.DOTALL), fields, _template_parts(chinese)))
-    return out
-
-
 ZH_TABLES = Path("i18n", "zh", "messages.json")
 
 
 @cache
 def zh_tables() -> dict[str, dict[str, str]]:
     """The Chinese edition's texts, read once, at their first use: "messages", the exercise checks'
-    ``MESSAGES`` by key, and "texts", the helpers' ``localized`` texts by their English f-string.
+    ``MESSAGES`` by key, and "texts", the helpers' ``localized`` texts by their English template.
     Without the file (a utils.py copied alone) the series' messages stay English, with a warning."""
     path = Path(__file__).resolve().parent / ZH_TABLES
     try:
@@ -1728,28 +1729,14 @@ def zh_tables() -> dict[str, dict[str, str]]:
         return {"messages": {}, "texts": {}}
 
 
-_COMPILED: dict[int, list] = {}
+def localized(template: str) -> str:
+    """``template``, a message a helper prints or raises for a reader, in the language of the edition.
 
-
-def localized(text: str) -> str:
-    """``text``, a message a helper prints or raises for a reader, in the language of the edition.
-
-    In English it is ``text`` itself. In the Chinese edition its translation from ``zh_tables()``,
-    where the English is written as the helper's f-string (``"no GPU {name}"``): the values the
-    fields took are put in their places, each of them translated too when it is such a message
-    itself. A text with no translation stays English.
+    gettext's pattern: the English template is written in place and its values are filled in after,
+    ``localized("GPU index must be 0 or more, got {i}").format(i=i)``, so that a translation may put
+    the fields in the order its language wants. In English it is ``template`` itself; in the Chinese
+    edition its translation from ``zh_tables()``. A template with no translation stays English.
     """
-    if language() == "en" or not isinstance(text, str):
-        return text
-    table = zh_tables()["texts"]
-    if text in table:  # a text without fields
-        return table[text]
-    compiled = _COMPILED.get(id(table))
-    if compiled is None:
-        compiled = _COMPILED[id(table)] = _compiled(table)
-    for pattern, fields, chinese in compiled:
-        found = pattern.fullmatch(text)
-        if found is not None:
-            values = {field: localized(found[f"f{k}"]) for k, field in enumerate(fields)}
-            return "".join(values.get(piece, piece) if is_field else piece for piece, is_field in chinese)
-    return text
+    if language() == "en" or not isinstance(template, str):
+        return template
+    return zh_tables()["texts"].get(template, template)

@@ -11,7 +11,6 @@ PyTorch's own messages are never translated: the lessons' text explains them.
 
 import json
 import os
-import re
 import warnings
 from functools import cache
 from pathlib import Path
@@ -27,46 +26,6 @@ def language() -> str:
     return chosen
 
 
-def _template_parts(template: str) -> list[tuple[str, bool]]:
-    """A template's pieces in order: (literal text, False) and (field, True), where a field is what an
-    f-string has between braces (``{driver_cuda}``, ``{flag!r}``) and ``{{``/``}}`` are literal braces."""
-    parts, text, i = [], "", 0
-    while i < len(template):
-        if template.startswith(("{{", "}}"), i):
-            text, i = text + template[i], i + 2
-        elif template[i] == "{":
-            depth, j = 1, i + 1
-            while depth:
-                depth += {"{": 1, "}": -1}.get(template[j], 0)
-                j += 1
-            parts.append((text, False))
-            parts.append((template[i:j], True))
-            text, i = "", j
-        else:
-            text, i = text + template[i], i + 1
-    parts.append((text, False))
-    return [p for p in parts if p[0] or p[1]]
-
-
-def _compiled(table: dict[str, str]) -> list[tuple[re.Pattern, list[str], list[tuple[str, bool]]]]:
-    """Each template of ``table`` with fields as a regular expression that matches its English text,
-    the fields in order, and the pieces of its translation; longest template first."""
-    out = []
-    for english, chinese in sorted(table.items(), key=lambda item: -len(item[0])):
-        fields, pattern = [], ""
-        for piece, is_field in _template_parts(english):
-            if not is_field:
-                pattern += re.escape(piece)
-            elif piece in fields:
-                pattern += f"(?P=f{fields.index(piece)})"
-            else:
-                pattern += f"(?P<f{len(fields)}>.*?)"
-                fields.append(piece)
-        if fields:
-            out.append((re.compile(pattern, re.DOTALL), fields, _template_parts(chinese)))
-    return out
-
-
 # The Chinese texts, beside utils.py (this file is part of utils.py): in a checkout, in a release's archive
 # and in a hand-out's series_helpers/ folder alike.
 ZH_TABLES = Path("i18n", "zh", "messages.json")
@@ -75,7 +34,7 @@ ZH_TABLES = Path("i18n", "zh", "messages.json")
 @cache
 def zh_tables() -> dict[str, dict[str, str]]:
     """The Chinese edition's texts, read once, at their first use: "messages", the exercise checks'
-    ``MESSAGES`` by key, and "texts", the helpers' ``localized`` texts by their English f-string.
+    ``MESSAGES`` by key, and "texts", the helpers' ``localized`` texts by their English template.
     Without the file (a utils.py copied alone) the series' messages stay English, with a warning."""
     path = Path(__file__).resolve().parent / ZH_TABLES
     try:
@@ -86,28 +45,14 @@ def zh_tables() -> dict[str, dict[str, str]]:
         return {"messages": {}, "texts": {}}
 
 
-_COMPILED: dict[int, list] = {}
+def localized(template: str) -> str:
+    """``template``, a message a helper prints or raises for a reader, in the language of the edition.
 
-
-def localized(text: str) -> str:
-    """``text``, a message a helper prints or raises for a reader, in the language of the edition.
-
-    In English it is ``text`` itself. In the Chinese edition its translation from ``zh_tables()``,
-    where the English is written as the helper's f-string (``"no GPU {name}"``): the values the
-    fields took are put in their places, each of them translated too when it is such a message
-    itself. A text with no translation stays English.
+    gettext's pattern: the English template is written in place and its values are filled in after,
+    ``localized("GPU index must be 0 or more, got {i}").format(i=i)``, so that a translation may put
+    the fields in the order its language wants. In English it is ``template`` itself; in the Chinese
+    edition its translation from ``zh_tables()``. A template with no translation stays English.
     """
-    if language() == "en" or not isinstance(text, str):
-        return text
-    table = zh_tables()["texts"]
-    if text in table:  # a text without fields
-        return table[text]
-    compiled = _COMPILED.get(id(table))
-    if compiled is None:
-        compiled = _COMPILED[id(table)] = _compiled(table)
-    for pattern, fields, chinese in compiled:
-        found = pattern.fullmatch(text)
-        if found is not None:
-            values = {field: localized(found[f"f{k}"]) for k, field in enumerate(fields)}
-            return "".join(values.get(piece, piece) if is_field else piece for piece, is_field in chinese)
-    return text
+    if language() == "en" or not isinstance(template, str):
+        return template
+    return zh_tables()["texts"].get(template, template)

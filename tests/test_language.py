@@ -13,7 +13,6 @@ import pytest
 import exercises.core
 import exercises.messages
 import utils
-from i18n.language import _template_parts
 from tools import i18n, sync_notebooks
 from tools.series import lessons
 
@@ -43,40 +42,39 @@ def test_english_is_the_default_and_another_language_is_a_clear_error(monkeypatc
         utils.localized("No GPU found.")
 
 
-def test_a_template_is_split_into_text_and_fields_as_an_f_string_is():
-    assert _template_parts("got {type(x).__name__}: {x!r} {{not a field}}") == [
-        ("got ", False), ("{type(x).__name__}", True), (": ", False), ("{x!r}", True), (" {not a field}", False)]
-    assert _template_parts("{d['a']}.{v:.1f}") == [("{d['a']}", True), (".", False), ("{v:.1f}", True)]
-    source = 'localized(f"on {device}, got {type(n).__name__!r:>4}" f" {{x}}" " {y}")\nlocalized(text)'
-    assert i18n.localized_calls(source) == [("on {device}, got {type(n).__name__!r:>4} {{x}} {{y}}", 1), (None, 2)]
+def test_a_template_is_split_into_text_and_fields_as_str_format_reads_it():
+    assert i18n.template_parts("got {kind}: {x!r} {{not a field}}") == [
+        ("got ", False), ("{kind}", True), (": ", False), ("{x!r}", True), (" {not a field}", False)]
+    assert i18n.template_parts("{a}.{v:.1f}") == [("{a}", True), (".", False), ("{v:.1f}", True)]
+    source = 'localized("on {device}, got {kind!r:>4}" " {{x}}").format(device=d, kind=k)\nlocalized(text)\n' \
+             'localized(f"no {device}")'
+    assert i18n.localized_calls(source) == [("on {device}, got {kind!r:>4} {{x}}", 1), (None, 2), (None, 3)]
 
 
 def test_a_chinese_template_takes_the_values_of_the_english_fields_in_any_order(zh, monkeypatch):
     texts = utils.zh_tables()["texts"]
     monkeypatch.setitem(texts, "{name} must be at least 1, got {value}", "{name} 至少为 1，而传入的是 {value}")
     monkeypatch.setitem(texts, "{what} on {device}: {why}", "{device} 上的{what}：{why}")
-    monkeypatch.setitem(texts, "its settings", "它的设置")
-    utils._COMPILED.clear()
-    assert utils.localized("nproc must be at least 1, got 0") == "nproc 至少为 1，而传入的是 0"
-    assert utils.localized("error on cuda:1: its settings") == "cuda:1 上的error：它的设置"  # a value translated too
+    assert utils.localized("{name} must be at least 1, got {value}").format(name="nproc", value=0) == \
+        "nproc 至少为 1，而传入的是 0"
+    assert utils.localized("{what} on {device}: {why}").format(what="error", device="cuda:1", why="x") == \
+        "cuda:1 上的error：x"
     assert utils.localized("a text nobody translated") == "a text nobody translated"  # English, never a wrong text
-    utils._COMPILED.clear()
 
 
-def test_every_translated_helper_text_fills_its_fields_and_matches_only_its_own_english(zh):
-    utils._COMPILED.clear()
+def test_every_translated_helper_text_fills_its_fields(zh):
     assert utils.zh_tables()["texts"], "no helper text is translated (i18n/zh/messages.po)"
     for english, chinese in utils.zh_tables()["texts"].items():
-        parts = _template_parts(english)
-        values = {piece: f"<{k}>" for k, (piece, field) in enumerate(parts) if field}
-        text = "".join(values.get(piece, piece) if field else piece for piece, field in parts)
-        want = "".join(values.get(piece, piece) if field else piece for piece, field in _template_parts(chinese))
-        assert utils.localized(text) == want, english
+        fields = [piece for piece, field in i18n.template_parts(english) if field]
+        names = {re.match(r"\{(\w*)", f).group(1) for f in fields}
+        assert utils.localized(english) == chinese
+        assert english.format(**dict.fromkeys(names, 1)) and chinese.format(**dict.fromkeys(names, 1)), english
 
 
 def test_every_message_a_helper_raises_is_written_in_place_and_goes_through_localized():
-    """A raise in a #@save cell gives localized(...) of a string written in place, so that `make sync`
-    finds its English for the translation file; every localized() call is such a string, with words."""
+    """A raise in a #@save cell gives localized(...) of a string written in place, its values filled in after
+    (`.format`), so that `make sync` finds its English for the translation file; every localized() call is
+    such a string, with words (an f-string would be looked up with its values in it, and never be found)."""
     for _, cell_id, source in sync_notebooks.saved_cells(lessons()):
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
@@ -85,7 +83,7 @@ def test_every_message_a_helper_raises_is_written_in_place_and_goes_through_loca
                     f"{cell_id}, line {node.lineno}: raise ...(localized(...)), for the Chinese edition to translate it"
         for template, line in i18n.localized_calls(source):
             assert template is not None and re.search(r"[A-Za-z]{2}", "".join(
-                p for p, field in _template_parts(template) if not field)), f"{cell_id}, line {line}: {template!r}"
+                p for p, field in i18n.template_parts(template) if not field)), f"{cell_id}, line {line}: {template!r}"
 
 
 def test_every_field_of_a_translated_message_is_kept():

@@ -53,7 +53,6 @@ from pathlib import Path
 import nbformat
 import polib
 
-from i18n.language import _template_parts
 from tools import diagrams
 from tools.series import NOTEBOOKS, ROOT, Lesson
 
@@ -371,33 +370,41 @@ def document_units(text: str, doc: Document) -> list[Unit]:
     return [Unit(ctx, body, "document") for ctx, body in document_sections(text, doc)]
 
 
-def template_of(node: ast.expr, source: str) -> str | None:
-    """The template a ``localized(...)`` call's argument is: an f-string's text with each field as its
-    source between braces (``f"got {x!r}"`` -> ``got {x!r}``), literal braces doubled; None for no string."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value.replace("{", "{{").replace("}", "}}")
-    if not isinstance(node, ast.JoinedStr):
-        return None
-    out = ""
-    for value in node.values:
-        if isinstance(value, ast.Constant):
-            out += value.value.replace("{", "{{").replace("}", "}}")
+def template_parts(template: str) -> list[tuple[str, bool]]:
+    """A template's pieces in order: (literal text, False) and (field, True), where a field is what
+    ``str.format`` fills in between braces (``{driver_cuda}``, ``{flag!r}``, ``{ratio:.2f}``) and
+    ``{{``/``}}`` are literal braces."""
+    parts, text, i = [], "", 0
+    while i < len(template):
+        if template.startswith(("{{", "}}"), i):
+            text, i = text + template[i], i + 2
+        elif template[i] == "{":
+            depth, j = 1, i + 1
+            while depth:
+                depth += {"{": 1, "}": -1}.get(template[j], 0)
+                j += 1
+            parts.append((text, False))
+            parts.append((template[i:j], True))
+            text, i = "", j
         else:
-            pieces = value.format_spec.values if value.format_spec else []
-            spec = "".join(v.value if isinstance(v, ast.Constant) else f"{{{ast.get_source_segment(source, v.value)}}}"
-                           for v in pieces)
-            conversion = "" if value.conversion == -1 else "!" + chr(value.conversion)
-            out += "{" + ast.get_source_segment(source, value.value) + conversion + (f":{spec}" if spec else "") + "}"
-    return out
+            text, i = text + template[i], i + 1
+    parts.append((text, False))
+    return [p for p in parts if p[0] or p[1]]
+
+
+def template_of(node: ast.expr) -> str | None:
+    """The template a ``localized(...)`` call's argument is: a string written in place (its fields are
+    filled in after, ``.format(...)``); None for anything else (an f-string, a variable, a call)."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def localized_calls(source: str) -> list[tuple[str | None, int]]:
     """(template, line) of each ``localized(...)`` call in ``source``; template None where its argument
-    is not a string written in place (a variable, a call): such a text cannot be translated."""
+    is not a string written in place (an f-string, a variable, a call): such a text cannot be translated."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "localized":
-            found.append((template_of(node.args[0], source) if len(node.args) == 1 and not node.keywords else None,
+            found.append((template_of(node.args[0]) if len(node.args) == 1 and not node.keywords else None,
                           node.lineno))
     return sorted(found, key=lambda f: f[1])
 
@@ -422,7 +429,7 @@ KIND_NOTE = {
     "document": "a section of a document (README.md, RUNNING.md, TEACHING.md; their .zh-CN.md twins); keep"
                 " links, code and commands as they are",
     "message": "what an exercise check or hint prints (exercises/messages.py): keep each {field} as it is",
-    "helper": "what a helper prints or raises for a reader, its f-string (the #@save cell of the msgctxt after"
+    "helper": "what a helper prints or raises for a reader, its template (the #@save cell of the msgctxt after"
               " helper/): keep each {field} as it is, in the order Chinese wants",
 }
 MESSAGE_KINDS = (KIND_NOTE["message"], KIND_NOTE["helper"])  # entries whose {fields} are filled in at run time
@@ -654,7 +661,7 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
     skip = skipped_terms(entry)
     english = entry.msgid
     if kind.startswith(MESSAGE_KINDS):  # a {field} is code, not an English word
-        english = "".join(" " if is_field else piece for piece, is_field in _template_parts(english))
+        english = "".join(" " if is_field else piece for piece, is_field in template_parts(english))
     out += [m for m in glossary_misses(english, entry.msgstr, [t for t in terms if not set(t.english) & skip])]
     out += avoided_in(entry.msgstr, avoided_words(), skip)
     return out
@@ -678,7 +685,7 @@ def literal_stars(markdown: str) -> int:
 
 def format_fields(text: str) -> list[str]:
     """The ``{field}`` placeholders of a message or helper template, sorted (``{{`` is a literal brace)."""
-    return sorted(piece for piece, is_field in _template_parts(text) if is_field)
+    return sorted(piece for piece, is_field in template_parts(text) if is_field)
 
 
 # What waits for a translator, as against what is broken: an entry not yet translated, or translated
