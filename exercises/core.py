@@ -22,10 +22,10 @@ from .messages import MESSAGES
 
 
 class _Exercise:
-    """One exercise: its id, its check (None for an exercise answered in words) and its hint."""
+    """One exercise: its id, its check and its hint (a key of MESSAGES, or None)."""
 
-    def __init__(self, exercise_id: str, test: Callable | None, hint: str | None, reason: str | None):
-        self.id, self.test, self.hint, self.reason = exercise_id, test, hint, reason
+    def __init__(self, exercise_id: str, test: Callable, hint: str | None):
+        self.id, self.test, self.hint = exercise_id, test, hint
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -34,22 +34,16 @@ _EXERCISES: dict[str, _Exercise] = {}
 def _register(exercise_id: str, hint: str | None = None) -> Callable:
     """Decorate the function that checks exercise ``exercise_id``'s answer (see ``check``)."""
     def decorate(test: Callable) -> Callable:
-        _add(_Exercise(exercise_id, test, hint, None))
+        _add(_Exercise(exercise_id, test, hint))
         return test
     return decorate
-
-
-def _explained(exercise_id: str, hint: str, reason: str) -> None:
-    """An exercise answered in words: no check, a hint, and why (a key of MESSAGES each)."""
-    _add(_Exercise(exercise_id, None, hint, reason))
 
 
 def _add(exercise: _Exercise) -> None:
     if exercise.id in _EXERCISES:
         raise ValueError(f"exercise {exercise.id!r} is defined twice")
-    for key in (exercise.hint, exercise.reason):
-        if key is not None and key not in MESSAGES:
-            raise ValueError(f"exercise {exercise.id!r} names message {key!r}, which MESSAGES lacks")
+    if exercise.hint is not None and exercise.hint not in MESSAGES:
+        raise ValueError(f"exercise {exercise.id!r} names message {exercise.hint!r}, which MESSAGES lacks")
     _EXERCISES[exercise.id] = exercise
 
 
@@ -134,9 +128,6 @@ def check(exercise_id: str, *answers: object) -> Checked:
     Runs on any machine: a CPU, CUDA GPUs, Apple's MPS; no check measures a speed.
     """
     exercise = _find(exercise_id)
-    if exercise.test is None:
-        print(_say("core/answered-in-words", id=exercise_id))
-        return Checked(False)
     if not answers or any(_unanswered(a) for a in answers):
         print(_say("core/not-answered", id=exercise_id))
         return Checked(False)

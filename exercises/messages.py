@@ -11,8 +11,6 @@ MESSAGES: dict[str, str] = {
     "core/hint-offer": 'For a hint, run hint("{id}").',
     "core/not-answered": "Not answered yet: write your answer in the cell above (where the ... is), "
                          "run that cell, then run this one again.",
-    "core/answered-in-words": 'Exercise "{id}" is answered in words, so no code can check it: write your '
-                              "answer, then compare it with the worked solution.",
     "core/how-many": 'check("{id}", ...) takes {wanted} answer(s) after the exercise\'s name ({names}), '
                      "but got {got}.",
     "core/raised": "✗ Not yet: your code raised {error} when the check ran it.",

@@ -10,7 +10,7 @@ import pytest
 
 from tools import lesson_figures, sync_notebooks
 from tools.lesson_figures import MAX_CELL_LINES, MAX_CODE_LINES, MAX_WORDS, check, count_words, measure
-from tools.series import NOTEBOOKS, ROOT
+from tools.series import ROOT
 
 BADGES = sync_notebooks.badges(ROOT / "notebooks" / "01_scratch.ipynb")  # the generated header's badges
 HEADER = f"# 01 · Scratch\n\n*A purpose.*\n\n{BADGES}\n\n**Runs on:** CPU · 1 GPU. **Time:** about 25 minutes."
@@ -87,7 +87,7 @@ def test_a_cell_collapsed_only_in_jupyter_is_in_view_and_reported_as_a_problem()
     assert (f.code_lines, f.longest_cell) == (20, 20)
     assert f.problems == ("cell half is collapsed only in part: it has jupyter.source_hidden, cellView: form "
                           "but not hide-input tag",)
-    assert check([f], set()) == [
+    assert check([f]) == [
         f"01_scratch.ipynb: {f.problems[0]}",
         f"01_scratch.ipynb is over the limits: cell half has 20 lines > {MAX_CELL_LINES} "
         "(split the lesson, or collapse helper and check cells)"]
@@ -141,40 +141,23 @@ def test_the_check_fails_on_a_new_lesson_over_the_limits_but_never_on_a_solution
                           f"{(MAX_CELL_LINES + 1) * (MAX_CODE_LINES // MAX_CELL_LINES)} lines of code in view "
                           f"> {MAX_CODE_LINES}",
                           f"cell {big.longest_cell_id} has {MAX_CELL_LINES + 1} lines > {MAX_CELL_LINES}"]
-    failures = check(scratch, set())
+    failures = check(scratch)
     assert len(failures) == 1 and failures[0].startswith(f"{big.path} is over the limits: {MAX_WORDS + 1:,} words")
     assert solutions.over() and not solutions.is_lesson
 
 
-def test_the_check_passes_a_lesson_in_the_set_while_it_is_over_and_shows_it_to_split(scratch):
-    assert check(scratch, {"02_big"}) == []
-    table = lesson_figures.render(scratch, {"02_big"})
+def test_the_table_marks_a_lesson_over_the_limits_and_a_solutions_notebook_over_them_apart(scratch):
+    table = lesson_figures.render(scratch)
     row = next(line for line in table.splitlines() if line.startswith(str(scratch[1].path)))
-    assert row.endswith("over (to split)")
+    assert row.endswith("OVER")
     assert next(line for line in table.splitlines() if "02_big_solutions" in line).endswith("over (not checked)")
 
 
-def test_the_check_fails_on_a_lesson_in_the_set_that_meets_the_limits_and_on_a_name_that_is_no_lesson(scratch):
-    fine = scratch[0]
-    assert check(scratch, {"02_big", "01_fine", "03_gone"}) == [
-        f"{fine.path} meets every limit now: remove '01_fine' from OVER_UNTIL_SPLIT in tools/lesson_figures.py",
-        "OVER_UNTIL_SPLIT names '03_gone', which is no lesson: remove it"]
-
-
-def test_the_command_exits_1_on_the_scratch_series_and_0_once_the_big_lesson_is_in_the_set(scratch, monkeypatch,
-                                                                                              capsys):
+def test_the_command_exits_1_on_the_scratch_series_and_0_without_check(scratch, monkeypatch, capsys):
     monkeypatch.setattr(lesson_figures, "all_notebooks", lambda: [f.path for f in scratch])
-    monkeypatch.setattr(lesson_figures, "OVER_UNTIL_SPLIT", set())
     assert lesson_figures.main(["--check"]) == 1
     assert "02_big.ipynb is over the limits" in capsys.readouterr().err
     assert lesson_figures.main([]) == 0  # without --check it only reports
-    monkeypatch.setattr(lesson_figures, "OVER_UNTIL_SPLIT", {"02_big"})
-    assert lesson_figures.main(["--check"]) == 0
-
-
-def test_every_name_in_the_set_is_a_lesson_of_the_series():
-    lessons = {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
-    assert lesson_figures.OVER_UNTIL_SPLIT <= lessons
 
 
 def test_optional_detail_folded_under_details_is_neither_words_nor_minutes():

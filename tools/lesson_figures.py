@@ -68,10 +68,6 @@ MAX_CODE_LINES = 120
 MAX_CELL_LINES = 15
 MAX_SCRIPT_LINES = 60  # a script the learner reads as a file: `%%writefile name.py`
 
-# Lessons still over the limits while they are cut or split to fit a 45-minute lab (the word limit
-# fell from 1,800 to 1,300); `--check` fails on a lesson named here that meets them: remove it then.
-OVER_UNTIL_SPLIT: set[str] = set()
-
 GENERATED_MARKDOWN = ("header", "footer")
 EXERCISES = re.compile(r"^##\s+Exercises\b", re.MULTILINE)
 HTML_IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
@@ -180,19 +176,17 @@ def measure(path: Path, nb: nbformat.NotebookNode | None = None) -> Figures:
                    tuple(problems))
 
 
-def status(f: Figures, over_until_split: set[str]) -> str:
+def status(f: Figures) -> str:
     over = f.over()
     if not f.is_lesson:
         return "over (not checked)" if over else "ok"
-    if f.name in over_until_split:
-        return "over (to split)" if over else "meets the limits (remove from OVER_UNTIL_SPLIT)"
     return "OVER" if over else "ok"
 
 
-def render(figures: list[Figures], over_until_split: set[str]) -> str:
+def render(figures: list[Figures]) -> str:
     header = ("notebook", "minutes", "words", "code", "longest", "diagrams", "predict", "status")
     rows = [(display(f.path), "-" if f.minutes is None else str(f.minutes), f"{f.words:,}", str(f.code_lines),
-             str(f.longest_cell), str(f.diagrams), str(f.predicts), status(f, over_until_split))
+             str(f.longest_cell), str(f.diagrams), str(f.predicts), status(f))
             for f in figures]
     limits = (f"limits for a lesson: words <= {MAX_WORDS:,} (prose, exercises excepted), code <= {MAX_CODE_LINES} "
               f"lines in view, longest <= {MAX_CELL_LINES} lines (python -m tools.lesson_figures --help)")
@@ -203,25 +197,15 @@ def display(path: Path) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
-def check(figures: list[Figures], over_until_split: set[str]) -> list[str]:
-    """What fails `--check`: a lesson over a limit that the set does not name, a lesson the set names
-    that meets every limit now (so that the set only shrinks), a name in the set that is no lesson,
-    and a cell collapsed only in part (in any notebook)."""
+def check(figures: list[Figures]) -> list[str]:
+    """What fails `--check`: a lesson over a limit, and a cell collapsed only in part (in any notebook)."""
     failures = []
-    lessons = {f.name for f in figures if f.is_lesson}
     for f in figures:
         failures += [f"{display(f.path)}: {p}" for p in f.problems]
-        if not f.is_lesson:
-            continue
         over = f.over()
-        if over and f.name not in over_until_split:
+        if f.is_lesson and over:
             failures.append(f"{display(f.path)} is over the limits: {'; '.join(over)} "
                             "(split the lesson, or collapse helper and check cells)")
-        elif not over and f.name in over_until_split:
-            failures.append(f"{display(f.path)} meets every limit now: remove {f.name!r} from "
-                            "OVER_UNTIL_SPLIT in tools/lesson_figures.py")
-    failures += [f"OVER_UNTIL_SPLIT names {name!r}, which is no lesson: remove it"
-                 for name in sorted(over_until_split - lessons)]
     return failures
 
 
@@ -231,11 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 naming each lesson over a limit")
     args = parser.parse_args(argv)
     figures = [measure(path) for path in all_notebooks()]
-    print(render(figures, OVER_UNTIL_SPLIT))
+    print(render(figures))
     problems = [f"{display(f.path)}: {p}" for f in figures for p in f.problems]
     if problems:
         print("\nproblems:\n" + "\n".join(problems))
-    failures = check(figures, OVER_UNTIL_SPLIT)
+    failures = check(figures)
     if args.check and failures:
         print(f"\nlesson figures: {len(failures)} to fix\n" + "\n".join(failures), file=sys.stderr)
         return 1
