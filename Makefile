@@ -168,9 +168,9 @@ node_modules/.installed: package.json package-lock.json
 lab: $(LAB_STAMP) ## Open the lessons in JupyterLab
 	$(BIN)/jupyter lab notebooks/
 
-new-lesson: $(STAMP) ## Start lesson NAME=16_topic TITLE="A title" from the template (files, make sync, make outputs)
-	@test -n "$(NAME)" -a -n "$(TITLE)" || { echo 'usage: make new-lesson NAME=16_topic TITLE="A title"'; exit 2; }
-	$(PY) -m tools.new_lesson $(NAME) "$(TITLE)"
+new-lesson: $(STAMP) ## Start lesson NAME=16_topic TITLE="A title" [TOPIC=word] from the template (files, make sync, make outputs)
+	@test -n "$(NAME)" -a -n "$(TITLE)" || { echo 'usage: make new-lesson NAME=16_topic TITLE="A title" [TOPIC=word]'; exit 2; }
+	$(PY) -m tools.new_lesson $(NAME) "$(TITLE)" $(if $(TOPIC),--topic $(TOPIC))
 
 outputs: $(STAMP) ## Re-create stored outputs on the CPU reference: every notebook, or only NB="a.ipynb b.ipynb"
 	$(PY) -m tools.sync_notebooks

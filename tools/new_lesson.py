@@ -19,7 +19,7 @@ scratch copy):
 
 What it leaves to you, as CONTRIBUTING.md's recipe says: the lesson's idea, its diagram, its exercises
 and their checks (replace the template's), the Chinese translation (`python -m tools.translate todo`),
-TEACHING.md's plans, and `make pin` when the helpers changed. The number must be the next one: the
+and TEACHING.md's week plans, if the lesson joins one. The number must be the next one: the
 series is never renumbered by this tool.
 """
 
