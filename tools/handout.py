@@ -42,7 +42,6 @@ import re
 import shutil
 import subprocess
 import tomllib
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +51,6 @@ from tools import i18n, release, sync_notebooks
 from tools.series import BRANCH, GITHUB_URL, HELPERS_ARCHIVE, REPO, ROOT, TAG, Lesson, dumps, lessons, read
 
 HELPERS = sync_notebooks.HANDOUT_HELPERS
-ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # every entry's date: the same files make the same zip
 # The torch release the stored outputs were made with: the students' README pins it, as lesson 15 advises
 TORCH = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["series"]["torch-default"]
 PREDICT = {"en": re.compile(r"^\s*\*\*Predict\b", re.MULTILINE), "zh": re.compile(r"^\s*\*\*预测", re.MULTILINE)}
@@ -445,12 +443,14 @@ def contents() -> dict[str, str | bytes]:
     """{path in the folder: text or bytes} of every file of the hand-out."""
     series = lessons()
     in_folder = {repo_path(lesson, ed): ed.folder + lesson.path.name for ed in EDITIONS for lesson in series}
+    helpers = release.archive_files()  # read once: both editions bring the same helpers, unpacked and zipped
+    archive = release.archive_bytes(helpers)
     files = {"requirements.txt": (ROOT / "requirements.txt").read_text(encoding="utf-8"),
              "LICENSE": (ROOT / "LICENSE").read_text(encoding="utf-8")}
     for ed in EDITIONS:
         files[ed.folder + "README.md"] = readme(ed, series)
-        files[ed.folder + Path(HELPERS_ARCHIVE).name] = release.archive_bytes()
-        files |= {f"{ed.folder}{HELPERS}/{name}": data for name, data in release.archive_files().items()}
+        files[ed.folder + Path(HELPERS_ARCHIVE).name] = archive
+        files |= {f"{ed.folder}{HELPERS}/{name}": data for name, data in helpers.items()}
         for lesson in series:
             path = repo_path(lesson, ed)
             files[ed.folder + lesson.path.name] = handout_notebook(read(path), path, ed, in_folder)
@@ -473,16 +473,12 @@ def write(out: Path) -> Path:
 
 def write_folder(out: Path, files: dict[str, str | bytes]) -> Path:
     """Write ``files`` into the folder ``out`` and into ``out``.zip beside it; return the zip's path."""
-    for name, text in files.items():
+    data = {name: text if isinstance(text, bytes) else text.encode("utf-8") for name, text in files.items()}
+    for name, content in data.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
-        (out / name).write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+        (out / name).write_bytes(content)
     archive = out.with_name(out.name + ".zip")
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, text in files.items():
-            info = zipfile.ZipInfo(f"{out.name}/{name}", date_time=ZIP_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, text if isinstance(text, bytes) else text.encode("utf-8"))
+    archive.write_bytes(release.zip_bytes(data, prefix=f"{out.name}/"))
     return archive
 
 

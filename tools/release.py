@@ -59,16 +59,21 @@ def files_at(ref: str, root: Path = ROOT) -> dict[str, bytes]:
             for n in names}
 
 
-def archive_bytes(files: dict[str, bytes] | None = None) -> bytes:
-    """The archive of ``files`` (this checkout's helpers by default), the same bytes for the same files
-    (fixed dates and modes, sorted names)."""
+def zip_bytes(files: dict[str, bytes], prefix: str = "") -> bytes:
+    """A zip of ``files``, each named ``prefix`` + its name: the same bytes for the same files (fixed
+    dates and modes, sorted names). The archive of helpers and the hand-out's zips are made so."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in sorted((archive_files() if files is None else files).items()):
-            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+        for name, data in sorted(files.items()):
+            info = zipfile.ZipInfo(prefix + name, date_time=ZIP_DATE)
             info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
             zf.writestr(info, data)
     return buffer.getvalue()
+
+
+def archive_bytes(files: dict[str, bytes] | None = None) -> bytes:
+    """The archive of ``files`` (this checkout's helpers by default)."""
+    return zip_bytes(archive_files() if files is None else files)
 
 
 def write_archive(out: Path) -> Path:
