@@ -14,6 +14,7 @@ machine with any number of GPUs, and on a Mac with Apple's MPS backend.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import json
@@ -45,6 +46,7 @@ __all__ = [
     "Timing",
     "autocast_dtype",
     "checked_device",
+    "compile_here",
     "copy_bandwidth_gbps",
     "ddp_backend",
     "digits_mlp",
@@ -54,6 +56,7 @@ __all__ = [
     "format_seconds",
     "free_port",
     "gpu_peaks",
+    "graph_breaks",
     "hardware_summary",
     "hosted_notebook",
     "is_out_of_memory",
@@ -1695,6 +1698,102 @@ def process_exists(pid: int) -> bool:
     except PermissionError:  # it exists, but belongs to someone else
         return True
     return True
+
+
+# --- Lesson 16: torch.compile: fewer, fused kernels (notebooks/16_torch_compile.ipynb) ------------
+
+
+# From cell torch-compile-helper-compile
+def _first_line_of(err: BaseException) -> str:
+    """The innermost cause of a compile error, as its type and the first line of its message."""
+    while getattr(err, "inner_exception", None) is not None:  # BackendCompilerFailed wraps the real cause
+        err = err.inner_exception
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return f"{type(err).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def compile_here(fn):
+    """``torch.compile(fn)``, with a fallback where this machine cannot build kernels for it.
+
+    - Where Inductor, torch.compile's default backend, builds kernels (C++ for a CPU: g++ or clang++
+      on Linux and macOS, where Apple's clang also needs OpenMP; Visual Studio's cl on the PATH on
+      Windows, from PyTorch 2.5; Triton for a CUDA GPU of compute capability 7.0 or newer): the
+      compiled function, unchanged.
+    - Where the compile fails on the first call (no C++ compiler, a GPU too old for Triton, Apple
+      MPS where its prototype backend fails): prints why, once, and runs ``torch.compile(fn,
+      backend="eager")`` from then on, which still captures graphs but runs each operation as eager
+      PyTorch does: nothing fused. An error of ``fn`` itself, which the fallback raises too, is raised
+      as it is.
+    - Where torch.compile does not run at all (a Python newer than this PyTorch's compiler supports,
+      Windows before 2.5): prints why and returns ``fn`` itself.
+
+    Raises TypeError if ``fn`` is not callable.
+    """
+    if not callable(fn):
+        raise TypeError(localized("fn must be callable, got {kind}").format(kind=type(fn).__name__))
+    try:
+        compiled = torch.compile(fn)
+    except RuntimeError as err:
+        print(localized("torch.compile does not run here ({why}): the function runs as it is.").format(
+            why=_first_line_of(err)))
+        return fn
+    current = compiled
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        nonlocal current
+        try:
+            return current(*args, **kwargs)
+        except Exception as err:
+            if current is not compiled:
+                raise
+            fallback = torch.compile(fn, backend="eager")
+            try:
+                result = fallback(*args, **kwargs)
+            except Exception:
+                raise err from None  # fn's own error: the compiler was not the cause
+            current = fallback
+            print(localized("torch.compile cannot build kernels here ({why}): it captures graphs but fuses "
+                            "nothing (backend=\"eager\").").format(why=_first_line_of(err)))
+            return result
+
+    return call
+
+
+# From cell torch-compile-helper-breaks
+def graph_breaks(fn, *args) -> list[str] | None:
+    """Where and why ``torch.compile`` splits ``fn``, called with ``args``, into several graphs: one
+    line per graph break (the line of code, then PyTorch's reason), ``[]`` where it captures ``fn`` whole.
+
+    Runs ``torch._dynamo.explain``, which traces ``fn`` without building kernels (the same on every
+    device), with Dynamo's warnings quiet; it first clears every compiled function's cache
+    (``torch._dynamo.reset()``), so a compiled function called afterwards compiles again. The reason's
+    wording changes between PyTorch releases. Where torch.compile does not run (a Python newer than this
+    PyTorch's compiler supports), prints why and returns None. Raises TypeError if ``fn`` is not callable.
+    """
+    import torch._dynamo
+
+    if not callable(fn):
+        raise TypeError(localized("fn must be callable, got {kind}").format(kind=type(fn).__name__))
+    try:
+        torch._dynamo.eval_frame.check_if_dynamo_supported()
+    except RuntimeError as err:
+        print(localized("torch.compile does not run here ({why}): no graphs to look at.").format(why=err))
+        return None
+    dynamo_log = logging.getLogger("torch._dynamo")
+    level = dynamo_log.level
+    dynamo_log.setLevel(logging.ERROR)  # its advice on each break would repeat what is returned here
+    try:
+        explained = torch._dynamo.explain(fn)(*args)
+    finally:
+        dynamo_log.setLevel(level)
+    breaks = []
+    for found in explained.break_reasons:
+        reason = next((line.strip() for line in str(found.reason).splitlines() if line.strip()), "")
+        where = found.user_stack[-1] if found.user_stack else None
+        code = f"line {where.lineno} of {where.name}: {(where.line or '').strip()}  " if where else ""
+        breaks.append(f"{code}({reason})" if code else reason)
+    return breaks
 
 
 # --- The language of the series' own messages: English, or the Chinese edition's ------------------

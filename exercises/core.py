@@ -69,13 +69,17 @@ def _find(exercise_id: object) -> _Exercise:
 
 
 def _unanswered(answer: object) -> bool:
-    """Whether ``answer`` is still the template: ``...``, or a function whose body is only ``...``."""
+    """Whether ``answer`` is still the template: ``...``, a function whose body is only ``...``, or a class
+    that defines no method."""
     if answer is Ellipsis:
         return True
     if isinstance(answer, (list, tuple, set)):
         return any(_unanswered(a) for a in answer)
     if isinstance(answer, dict):
         return any(_unanswered(a) for a in answer.values())
+    if inspect.isclass(answer):  # the template's class: a docstring and `...`, no method of its own
+        return not any(inspect.isfunction(v) or isinstance(v, (staticmethod, classmethod, property))
+                       for v in vars(answer).values())
     if inspect.isfunction(answer):
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))

@@ -11,7 +11,7 @@ import torch
 
 from utils import DDP_EXTRAS
 
-from .core import _expect, _expect_callable, _letter, _register, _say, _Wrong
+from .core import _expect, _expect_callable, _letter, _register, _say, _table_answers, _Wrong
 
 
 def _ddp_lesson():
@@ -305,3 +305,13 @@ def _ddp_uneven_data(rank_shares, why):
     seen = padded[0] + padded[1]
     return {"padded": len(padded[0]), "twice": sorted({i for i in seen if seen.count(i) > 1})[0],
             "dropped": len(dropped[0]), "never": sorted(set(range(101)) - set(dropped[0] + dropped[1]))[0]}
+
+
+_DDP_CAN_USE_CUDA = {"fork": False, "spawn": True, "forkserver": True, "torchrun": True}
+
+
+@_register("ddp.cuda-before-workers", hint="ddp.cuda-before-workers/hint")
+def _ddp_cuda_before_workers(can_use_cuda):
+    wrong = _table_answers(can_use_cuda, _DDP_CAN_USE_CUDA, "can_use_cuda", "ddp.cuda-before-workers/missing")
+    if wrong:
+        raise _Wrong(f"ddp.cuda-before-workers/{wrong[0]}")

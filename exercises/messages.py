@@ -315,6 +315,26 @@ MESSAGES: dict[str, str] = {
     "models.load-onto/cpu-to-meta": "a file saved on the CPU, loaded onto meta",
     "models.load-onto/what-returns": "what load_onto returns for {case}",
     "models.load-onto/no-keys": "nothing",
+    "models.left-behind/an-instance": "check wants the class itself, {name}, not a model made from it: drop the ().",
+    "models.left-behind/not-a-module": "check wants a class derived from nn.Module, but got a {got}.",
+    "models.left-behind/no-linear": "{name}() has no attribute linear that is an nn.Linear(3, 2): keep the layer "
+                                    "as the exercise's class has it.",
+    "models.left-behind/values": "On the CPU, {name}() computes something other than linear(x) * [2.0, 0.5] + 1: "
+                                 "keep what the model computes, change only where its tensors live.",
+    "models.left-behind/plain-attribute": "{name}() still keeps scale as a plain tensor attribute, which .to() "
+                                          "does not move.",
+    "models.left-behind/fails": "After {name}().to({other}), calling it on an input on {other} fails with "
+                                "\"{error}\": a tensor it uses stayed on the CPU, or was made there.",
+    "models.left-behind/trained-scale": "{name}() makes scale a parameter that training would change: register it "
+                                        "as a buffer, which .to() moves and no optimizer touches.",
+    "models.left-behind/output-elsewhere": "After {name}().to({other}), its output is on {got}, not on {other}.",
+    "models.left-behind/buffer": "scale is a buffer, which .to() moves with the parameters",
+    "models.left-behind/other-way": "no tensor of it stays behind",
+    "models.left-behind/frozen-parameter": "scale is a parameter that never trains (requires_grad=False), which "
+                                           ".to() moves; a buffer says the same more plainly",
+    "models.left-behind/right": "{how}, and the model runs on {other} with its input there.",
+    "models.left-behind/hint": "self.register_buffer(\"scale\", ...) makes scale a buffer; in forward, make the "
+                               "offset where x is: device=x.device.",
     "models.load-onto/hint": "torch.load(path, map_location=device, weights_only=True) puts every tensor on "
                              "device as it reads the file; try_gpu() is your best device.",
     "models.layer-bytes/right": "{summary}",
@@ -920,6 +940,18 @@ MESSAGES: dict[str, str] = {
     "loop.pin-price/hint": "pin_host returns host.pin_memory(), copy_pageable host.to(device). For pays: what does "
                            "the driver do with pageable memory before a copy (section 5)?",
     # --- ddp.*: lesson 13 distributed data parallel (exercises/ddp.py)
+    "ddp.cuda-before-workers/missing": "can_use_cuda lacks an answer for: {names}.",
+    "ddp.cuda-before-workers/fork": "Not for \"fork\": a forked worker is a copy of the notebook, which has started "
+                                    "CUDA already. What does CUDA say when a copy of such a process calls it?",
+    "ddp.cuda-before-workers/spawn": "Not for \"spawn\": a spawned worker is a fresh Python, which has never "
+                                     "started CUDA. Can it start CUDA itself?",
+    "ddp.cuda-before-workers/forkserver": "Not for \"forkserver\": the server is a fresh Python that never touched "
+                                          "CUDA, and each worker is a copy of that server, not of the notebook.",
+    "ddp.cuda-before-workers/torchrun": "Not for \"torchrun\": torchrun runs the script in new processes, which "
+                                        "share nothing with the notebook.",
+    "ddp.cuda-before-workers/right": "Only a copy of a process that started CUDA cannot start it again: a forked "
+                                     "worker fails with \"Cannot re-initialize CUDA in forked subprocess\".",
+    "ddp.cuda-before-workers/hint": "Ask of each: is the worker a copy of the notebook, or a fresh process?",
     "ddp.no-sync/no-group": "the check could not open a process group of one process (Gloo, on the CPU) to run "
                             "your step in: {error}",
     "ddp.no-sync/no-distributed": "this build of PyTorch has no torch.distributed",
@@ -1120,4 +1152,39 @@ MESSAGES: dict[str, str] = {
                                  "appears only when the build's CUDA major version is newer than the driver's. "
                                  "Then ask whether a driver of that version can run a Blackwell GPU at all "
                                  "(section 3).",
+    "torch-compile.first-and-steady/not-a-pair": "first_and_steady should return a pair (first, steady), but it "
+                                                 "returns a {got}.",
+    "torch-compile.first-and-steady/once": "first_and_steady called the function {calls} time(s): the steady "
+                                           "Timing needs the calls after the first one.",
+    "torch-compile.first-and-steady/not-first": "Your first time is {first:.3f} s, but the stand-in's first call "
+                                                "alone takes {compile} s, as a compile would: did the call you timed "
+                                                "come after an earlier one?",
+    "torch-compile.first-and-steady/too-long": "Your first time is {first:.3f} s, far more than the stand-in's "
+                                               "first call, {compile} s: time that one call, not several.",
+    "torch-compile.first-and-steady/steady-has-first": "Your steady median is {steady:.3f} s, but after its first "
+                                                       "call the stand-in takes microseconds: the steady Timing "
+                                                       "still contains the {compile} s of the first call.",
+    "torch-compile.first-and-steady/right": "first_and_steady times the first call apart from the rest. {measured}",
+    "torch-compile.first-and-steady/paid": "On {device}, a function the check compiled: first call {first} "
+                                           "(less where an earlier run left its compile in Inductor's disk "
+                                           "cache), then {steady} a call against {eager} eager, so the compile "
+                                           "is repaid after about {calls} calls.",
+    "torch-compile.first-and-steady/unpaid": "On {device}, a function the check compiled: first call {first}, "
+                                             "then {steady} a call against {eager} eager: no gain beyond the noise "
+                                             "(where torch.compile cannot build kernels here, nothing is fused), "
+                                             "so the compile is never repaid.",
+    "torch-compile.first-and-steady/hint": "Time one call with time.perf_counter() before and after it, and "
+                                           "synchronize(device) before reading the clock; only then call "
+                                           "median_and_iqr_seconds, which warms up and times the calls that "
+                                           "follow.",
+    "torch-compile.one-graph/values": "For x = {x}, normalise gives {want}, but normalise_in_one_graph gives {got}.",
+    "torch-compile.one-graph/breaks": "The values are right, but the function still has {count} graph break(s), "
+                                      "the first: {first}",
+    "torch-compile.one-graph/one": "It compiles to one graph.",
+    "torch-compile.one-graph/no-dynamo": "torch.compile does not run with this Python and PyTorch, so its graphs "
+                                         "were not looked at.",
+    "torch-compile.one-graph/right": "normalise_in_one_graph gives normalise's values. {graphs}",
+    "torch-compile.one-graph/hint": "A graph can hold a choice made by a tensor operation, never one made by "
+                                    "Python's if: which torch function bounds a tensor from below, or picks "
+                                    "between two tensors?",
 }

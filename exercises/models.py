@@ -201,3 +201,41 @@ def _models_layer_bytes(parameter_bytes, measured):
     if best.type == "cuda" and measured != size:  # blocks of 512 bytes, which both tensors fill: exactly their bytes
         raise _Wrong("models.layer-bytes/not-exact", measured=measured, size=size)
     return {"summary": _say("models.layer-bytes/measured", size=size, device=best, measured=measured)}
+
+
+@_register("models.left-behind", hint="models.left-behind/hint")
+def _models_left_behind(model_class):
+    if isinstance(model_class, nn.Module):
+        raise _Wrong("models.left-behind/an-instance", name=type(model_class).__name__)
+    if not (isinstance(model_class, type) and issubclass(model_class, nn.Module)):
+        raise _Wrong("models.left-behind/not-a-module", got=type(model_class).__name__)
+    model = model_class()
+    linear = getattr(model, "linear", None)
+    if not isinstance(linear, nn.Linear) or (linear.in_features, linear.out_features) != (3, 2):
+        raise _Wrong("models.left-behind/no-linear", name=model_class.__name__)
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        got = _expect(model(x), torch.Tensor, f"{model_class.__name__}()(x)")
+        want = linear(x) * torch.tensor([2.0, 0.5]) + 1
+    if got.shape != want.shape or not torch.allclose(got, want, atol=1e-6):
+        raise _Wrong("models.left-behind/values", name=model_class.__name__)
+    if "scale" in vars(model) and isinstance(vars(model)["scale"], torch.Tensor):
+        raise _Wrong("models.left-behind/plain-attribute", name=model_class.__name__)
+    # A GPU where there is one; else `meta`, which refuses a CPU tensor beside its own as CUDA does
+    other = _models_other()
+    moved = model_class().to(other)
+    try:
+        with torch.no_grad():
+            out = moved(torch.randn(4, 3).to(other))
+    except RuntimeError as err:
+        raise _Wrong("models.left-behind/fails", name=model_class.__name__, other=other,
+                     error=str(err).splitlines()[0]) from None
+    out = _expect(out, torch.Tensor, f"{model_class.__name__}()(x)")
+    if out.device != other:
+        raise _Wrong("models.left-behind/output-elsewhere", name=model_class.__name__, got=out.device, other=other)
+    scale = dict(model.named_parameters()).get("scale")
+    if scale is not None and scale.requires_grad:
+        raise _Wrong("models.left-behind/trained-scale", name=model_class.__name__)
+    how = ("models.left-behind/buffer" if "scale" in dict(model.named_buffers()) else
+           "models.left-behind/frozen-parameter" if scale is not None else "models.left-behind/other-way")
+    return {"other": other, "how": _say(how)}

@@ -279,3 +279,23 @@ def test_uneven_data_catches_wrong_types_and_reasons(capsys):
 def test_scaling_rule_catches_a_train_that_ignores_its_epochs(capsys):
     assert not check("ddp.scaling-rule", lambda batch, lr, epochs=3: train(batch, lr, 3), 0.2, "a")
     assert "train(32, 0.1, 2) returns 3 losses, not 2" in said(capsys)
+
+
+def test_cuda_before_workers_accepts_only_fork_failing(capsys):
+    assert check("ddp.cuda-before-workers", {"fork": False, "spawn": True, "forkserver": True, "torchrun": True})
+    assert "Cannot re-initialize CUDA in forked subprocess" in said(capsys)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver", "torchrun"])
+def test_cuda_before_workers_explains_each_wrong_answer(capsys, method):
+    answers = {"fork": False, "spawn": True, "forkserver": True, "torchrun": True}
+    answers[method] = not answers[method]
+    assert not check("ddp.cuda-before-workers", answers)
+    assert f'Not for "{method}"' in said(capsys)
+
+
+def test_cuda_before_workers_names_a_missing_answer_and_refuses_a_string(capsys):
+    assert not check("ddp.cuda-before-workers", {"fork": False, "spawn": True})
+    assert "lacks an answer for: forkserver, torchrun" in said(capsys)
+    assert not check("ddp.cuda-before-workers", {"fork": "no", "spawn": True, "forkserver": True, "torchrun": True})
+    assert 'can_use_cuda["fork"]' in said(capsys)

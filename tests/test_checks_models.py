@@ -17,7 +17,7 @@ from torch import nn
 import utils
 from exercises import check
 from exercises.core import _on_a_gpu
-from utils import two_different_devices
+from utils import try_gpu, two_different_devices
 
 OTHER = [("cpu-only", "meta"), ("one-cuda-gpu", "cuda:0"), ("two-cuda-gpus", "cuda:0"), ("apple-mps", "mps:0")]
 
@@ -380,3 +380,91 @@ def test_split_accepts_a_forward_that_moves_with_as_tensor(capsys):
     first, second = two_different_devices()
     assert check("models.split", SplitWithAsTensor(first, second), False)
     assert f"split computes across {first} and {second}" in said(capsys)
+
+
+class LeftBehind(nn.Module):
+    """Exercise 5's model as given: scale a plain attribute, the offset made on the CPU in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+        self.scale = torch.tensor([2.0, 0.5])
+
+    def forward(self, x):
+        return self.linear(x) * self.scale + torch.ones(2)
+
+
+class Buffered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+        self.register_buffer("scale", torch.tensor([2.0, 0.5]))
+
+    def forward(self, x):
+        return self.linear(x) * self.scale + torch.ones(2, device=x.device)
+
+
+class BufferedOffsetToo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+        self.register_buffer("scale", torch.tensor([2.0, 0.5]), persistent=False)
+        self.register_buffer("offset", torch.ones(2))
+
+    def forward(self, x):
+        return self.linear(x) * self.scale + self.offset
+
+
+class FrozenParameter(nn.Module):
+    def __init__(self, trains=False):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+        self.scale = nn.Parameter(torch.tensor([2.0, 0.5]), requires_grad=trains)
+
+    def forward(self, x):
+        return self.linear(x) * self.scale + torch.ones_like(x[:, :2])
+
+
+class ScaleFixedOnly(Buffered):
+    def forward(self, x):
+        return self.linear(x) * self.scale + torch.ones(2)   # the offset still made on the CPU
+
+
+def test_left_behind_accepts_a_buffer_a_frozen_parameter_and_an_offset_made_anywhere_right(capsys):
+    assert check("models.left-behind", Buffered)
+    assert "scale is a buffer, which .to() moves with the parameters" in said(capsys)
+    assert check("models.left-behind", BufferedOffsetToo)
+    assert check("models.left-behind", FrozenParameter)
+    assert "a parameter that never trains" in said(capsys)
+
+
+def test_left_behind_catches_the_plain_attribute_and_an_offset_made_on_the_cpu(capsys):
+    assert not check("models.left-behind", LeftBehind)
+    assert "still keeps scale as a plain tensor attribute" in said(capsys)
+    assert not check("models.left-behind", ScaleFixedOnly)
+    out = said(capsys)
+    assert "a tensor it uses stayed on the CPU, or was made there" in out
+    assert ("is not on the expected device meta" in out) == (try_gpu().type == "cpu")
+
+
+def test_left_behind_catches_a_trained_scale_changed_values_and_an_instance(capsys):
+    assert not check("models.left-behind", lambda: FrozenParameter(trains=True))
+    assert "check wants a class derived from nn.Module" in said(capsys)
+    trained = type("Trained", (FrozenParameter,), {"__init__": lambda self: FrozenParameter.__init__(self, True)})
+    assert not check("models.left-behind", trained)
+    assert "a parameter that training would change" in said(capsys)
+    doubled = type("Doubled", (Buffered,), {"forward": lambda self, x: 2 * Buffered.forward(self, x)})
+    assert not check("models.left-behind", doubled)
+    assert "computes something other than linear(x) * [2.0, 0.5] + 1" in said(capsys)
+    assert not check("models.left-behind", Buffered())
+    assert "not a model made from it: drop the ()" in said(capsys)
+
+
+def test_left_behind_says_not_answered_for_the_templates_class(capsys):
+    class ScaledOnAnyDevice(nn.Module):
+        """The same computation, with every tensor on the model's device after .to()."""
+
+        ...
+
+    assert not check("models.left-behind", ScaledOnAnyDevice)
+    assert "Not answered yet" in said(capsys)
