@@ -329,7 +329,7 @@ MESSAGES: dict[str, str] = {
                                         "as a buffer, which .to() moves and no optimizer touches.",
     "models.left-behind/output-elsewhere": "After {name}().to({other}), its output is on {got}, not on {other}.",
     "models.left-behind/buffer": "scale is a buffer, which .to() moves with the parameters",
-    "models.left-behind/other-way": "no tensor of it stays behind",
+    "models.left-behind/other-way": "every tensor it uses reaches the input's device",
     "models.left-behind/frozen-parameter": "scale is a parameter that never trains (requires_grad=False), which "
                                            ".to() moves; a buffer says the same more plainly",
     "models.left-behind/right": "{how}, and the model runs on {other} with its input there.",

@@ -1,7 +1,8 @@
 """Lesson 13's DDP script, as the lesson writes it, at every world size from 1 to 3 on the CPU (Gloo):
 each run ends, every rank reports the same losses and weights, the loss falls, and the first step
 equals one process's step on the union of the ranks' first batches. 256 examples over 3 ranks do
-not divide evenly: DistributedSampler pads the last rank's share, and the proof still holds."""
+not divide evenly: DistributedSampler pads every share to 86 by repeating two indices, at the end of
+ranks 1 and 2, outside the first batch, so the proof still holds."""
 
 from __future__ import annotations
 
