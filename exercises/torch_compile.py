@@ -30,22 +30,24 @@ class _CompilesOnFirstCall:
         return x * 2
 
 
-def _first_and_steady_of(first_and_steady, f, x, device):
+def _first_and_steady_of(first_and_steady, f, x, device) -> tuple[float, Timing]:
+    """What the learner's ``first_and_steady(f, x, device)`` returns, as (seconds, Timing): the steady
+    time may be a Timing, a (median, iqr) pair or a median alone (then its IQR counts as 0)."""
     got = first_and_steady(f, x, device)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         raise _Wrong("torch-compile.first-and-steady/not-a-pair", got=type(got).__name__)
     first = _as_float(got[0], "the first call's seconds")
-    steady = got[1]
-    if isinstance(steady, (tuple, list)) and len(steady) == 2:  # a Timing, or a (median, iqr) pair
-        steady = steady[0]
-    return first, _as_float(steady, "the steady Timing's median")
+    steady = got[1] if isinstance(got[1], (tuple, list)) and len(got[1]) == 2 else (got[1], 0.0)
+    return first, Timing(_as_float(steady[0], "the steady Timing's median"),
+                         _as_float(steady[1], "the steady Timing's IQR"))
 
 
 @_register("torch-compile.first-and-steady", hint="torch-compile.first-and-steady/hint")
 def _torch_compile_first_and_steady(first_and_steady):
     _expect_callable(first_and_steady, "first_and_steady")
     stand_in = _CompilesOnFirstCall()
-    first, steady = _first_and_steady_of(first_and_steady, stand_in, torch.ones(4), torch.device("cpu"))
+    first, timing = _first_and_steady_of(first_and_steady, stand_in, torch.ones(4), torch.device("cpu"))
+    steady = timing.median
     if stand_in.calls < 2:
         raise _Wrong("torch-compile.first-and-steady/once", calls=stand_in.calls)
     if first < 0.9 * _STAND_IN_FIRST:
@@ -62,10 +64,7 @@ def _torch_compile_first_and_steady(first_and_steady):
         return 1.5 * x * torch.sigmoid(x) + 0.1 * x * x
 
     x = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0)).to(device)
-    got = first_and_steady(compile_here(silu_scaled), x, device)
-    first = _as_float(got[0], "the first call's seconds")
-    steady = got[1] if isinstance(got[1], (tuple, list)) and len(got[1]) == 2 else (got[1], 0.0)  # a median alone
-    steady = Timing(_as_float(steady[0], "the steady median"), _as_float(steady[1], "the steady IQR"))
+    first, steady = _first_and_steady_of(first_and_steady, compile_here(silu_scaled), x, device)
     eager = median_and_iqr_seconds(lambda: silu_scaled(x), device)
     fields = {"device": device, "first": format_seconds(first), "steady": steady, "eager": eager}
     saved = eager.median - steady.median
