@@ -55,6 +55,7 @@ __all__ = [
     "evaluate",
     "format_seconds",
     "free_port",
+    "fsdp_runs_here",
     "gpu_peaks",
     "graph_breaks",
     "hardware_summary",
@@ -1794,6 +1795,29 @@ def graph_breaks(fn, *args) -> list[str] | None:
         code = f"line {where.lineno} of {where.name}: {(where.line or '').strip()}  " if where else ""
         breaks.append(f"{code}({reason})" if code else reason)
     return breaks
+
+
+# --- Lesson 18: Sharding with FSDP2: each process holds a part (notebooks/18_sharding_with_fsdp.ipynb) ---
+
+
+# From cell fsdp-helper
+def fsdp_runs_here(backend: str) -> str | None:
+    """None where this PyTorch trains with FSDP2 (``fully_shard``) over ``backend``; else why not, as advice.
+
+    - ``"nccl"``: processes on CUDA GPUs, from PyTorch 2.4, the oldest release the series supports.
+    - ``"gloo"``: processes on the CPU, from PyTorch 2.9 (the oldest release tested). FSDP2 in PyTorch 2.4 makes
+      CUDA streams whatever the device (without CUDA, its first forward pass fails), and Gloo there sums where
+      FSDP2 asks for an average (with CUDA, the gradients would come out N times too large).
+
+    Raises ``ValueError`` for another backend.
+    """
+    if backend not in ("gloo", "nccl"):
+        raise ValueError(localized("backend must be 'gloo' or 'nccl', got {backend!r}").format(backend=backend))
+    if backend == "gloo" and torch.torch_version.TorchVersion(torch.__version__) < "2.9":
+        return localized("This lesson runs FSDP2 on a CPU with PyTorch 2.9 or newer, the oldest release tested "
+                         "(this is {version}): upgrade it (pip install -U torch), or open the lesson on Kaggle with "
+                         "two GPUs.").format(version=torch.__version__)
+    return None
 
 
 # --- The language of the series' own messages: English, or the Chinese edition's ------------------

@@ -1187,4 +1187,78 @@ MESSAGES: dict[str, str] = {
     "torch-compile.one-graph/hint": "A graph can hold a choice made by a tensor operation, never one made by "
                                     "Python's if: which torch function bounds a tensor from below, or picks "
                                     "between two tensors?",
+    "fits.uneven/stepped": "accumulate_any changed the weights: it should only leave the gradient in .grad, and "
+                           "leave the step to the optimizer.",
+    "fits.uneven/whole": "The model ran on {biggest} examples at once, but the largest micro-batch ({sizes}) has "
+                         "fewer: run it on one micro-batch at a time, or the memory is not saved.",
+    "fits.uneven/all-at-once": "Your function runs a forward pass of a micro-batch before the backward pass of "
+                               "the one before it: every micro-batch's activations are then kept at once, as for "
+                               "one big batch. Run each micro-batch's backward pass before the next forward pass.",
+    "fits.uneven/scale": "With micro-batches of {sizes} examples, your gradient points the right way but is "
+                         "{ratio:.3g} times the gradient of one batch of all the examples.",
+    "fits.uneven/no-grad": "After accumulate_any, some weights have no gradient in .grad: call backward() on a "
+                           "loss of each micro-batch.",
+    "fits.uneven/by-k": "With micro-batches of {sizes} examples, your gradient is the mean of the micro-batches' "
+                        "gradients, each counted once: a micro-batch of 1 weighs as much as one of 3. The batch's "
+                        "mean counts every example once.",
+    "fits.uneven/sum": "With micro-batches of {sizes} examples, your gradient is the sum of the micro-batches' "
+                       "gradients, not the gradient of the mean over all the examples.",
+    "fits.uneven/last": "With micro-batches of {sizes} examples, your gradient is the last micro-batch's alone: "
+                        "is .grad emptied before each backward()?",
+    "fits.uneven/values": "With micro-batches of {sizes} examples, your gradient differs from one batch of all "
+                          "the examples by up to {difference:.2g}.",
+    "fits.uneven/right": "accumulate_any gives the gradient of one batch of all the examples, however they are "
+                         "split.",
+    "fits.uneven/hint": "A micro-batch's mean loss times its number of examples is the sum of its examples' "
+                        "losses; the batch's loss is that sum over all micro-batches, divided by all the examples.",
+    "fits.segments/values": "With size={size}, run_in_segments(blocks, x, size) does not return what the blocks "
+                            "give one after another: x = block(x) for each block, in order.",
+    "fits.segments/reentrant": "The blocks' weights got no gradient: the reentrant variant of checkpoint "
+                               "(use_reentrant=True, or what PyTorch uses when use_reentrant is left out) gives none "
+                               "to a segment whose input needs none, and x needs none.",
+    "fits.segments/no-grad": "The blocks' weights got no gradient: is the forward pass run under torch.no_grad(), "
+                             "or the result detached?",
+    "fits.segments/grads": "With size={size}, the output is right, but the blocks' gradients differ from those of "
+                           "the plain stack. The backward pass runs each segment's forward pass again, later: a "
+                           "function that looks up its blocks only when it is called (a lambda in a loop, say) may "
+                           "then run another segment's blocks.",
+    "fits.segments/hidden": "With size={size}, the check saw nothing kept for the backward pass: does your function "
+                            "install saved-tensor hooks of its own? Checkpoint the segments instead.",
+    "fits.segments/keeps-all": "With size={size}, run_in_segments keeps {kept} for the backward pass, as much as the "
+                               "plain stack ({plain}): nothing is recomputed.",
+    "fits.segments/keeps-some": "With size={size}, run_in_segments keeps {kept} for the backward pass, more than the "
+                                "inputs of {segments} segment(s) ({inputs}): some block, outside a checkpointed "
+                                "segment, still keeps its hidden activation.",
+    "fits.segments/too-few": "With size={size}, run_in_segments keeps {kept}, less than the inputs of {segments} "
+                             "segment(s) ({inputs}): are the segments longer than size blocks?",
+    "fits.segments/right": "Kept for the backward pass: {size1} with size=1, {size2} with size=2, {size3} with "
+                           "size=3, {size5} with size=5 (the plain stack: {plain}). The longer the segment, the less "
+                           "kept, and the more rebuilt at once in the backward pass.",
+    "fits.segments/hint": "A segment is a function of x that runs its blocks in turn, as nn.Sequential(*some_blocks) "
+                          "does; checkpoint(segment, x, use_reentrant=False) keeps only x.",
+    "fsdp.rows/not-counts": "{call} gives {got}: the rows of each process should be whole numbers, 0 or more.",
+    "fsdp.rows/count": "{call} gives {got}: a list of {processes}, one number for each process, by rank (a process "
+                       "left without rows holds an empty shard: 0).",
+    "fsdp.rows/lost": "{call} gives {got}, which adds up to {total} rows, not {rows}: every row belongs to one shard.",
+    "fsdp.rows/even": "{call} gives {got}: your rows spread as evenly as possible, but torch.chunk cuts otherwise. "
+                      "What does torch.arange(rows).chunk(processes) give?",
+    "fsdp.rows/other": "{call} gives {got}, not how torch.chunk cuts the rows.",
+    "fsdp.rows/right": "rows_per_process cuts as FSDP2 does: 5 rows on 4 processes are {example}, not the even "
+                       "[2, 1, 1, 1].",
+    "fsdp.rows/hint": "Each shard has ceil(rows / processes) rows, taken in order, until the rows run out; the "
+                      "processes after that hold none.",
+    "fsdp.optimizer-first/choice": '{what} should be "a", "b" or "c", but it is {got}.',
+    "fsdp.optimizer-first/happens-a": "What happens: (a) is not it. Nothing in PyTorch compares the tensors an "
+                                      "optimizer holds with the model's. Which tensors does optimizer.step() "
+                                      "update, and do they get a gradient?",
+    "fsdp.optimizer-first/happens-b": "What happens: (b) is not it. fully_shard replaces each weight of the model "
+                                      "with a new DTensor parameter. Which tensors did the optimizer receive?",
+    "fsdp.optimizer-first/choice-why": '{what} should be "i", "ii" or "iii", but it is {got}.',
+    "fsdp.optimizer-first/why-ii": "Reason (ii) is not it: fully_shard never sees the optimizer; it changes only the "
+                                   "model.",
+    "fsdp.optimizer-first/why-iii": "Reason (iii) is not it: the reduce-scatter runs on the gradients of the model's "
+                                    "DTensor weights, whoever holds them.",
+    "fsdp.optimizer-first/right": "The optimizer holds the weights fully_shard replaced: they get no gradient, and "
+                                  "optimizer.step() skips a tensor whose .grad is None, without a word.",
+    "fsdp.optimizer-first/hint": "Compare model.parameters() before and after fully_shard: are they the same tensors?",
 }
