@@ -317,7 +317,7 @@ def hardware_summary() -> str:
         build = localized("ROCm build: HIP {hip}").format(hip=hip)
     else:
         build = localized("CUDA build: no")
-    lines = [f"PyTorch {torch.__version__} ({build})"]
+    lines = [localized("PyTorch {version} ({build})").format(version=torch.__version__, build=build)]
     n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
     gpus = [f"cuda:{i}" for i in range(n_cuda)]
     for name in gpus:
@@ -544,9 +544,11 @@ class Timing(NamedTuple):
         return self.iqr > self.median / 3
 
     def __str__(self) -> str:
-        unit = format_seconds(self.median).split()[-1]
-        mark = localized(", noisy") if self.noisy else ""
-        return f"{format_seconds(self.median)} (IQR {format_seconds(self.iqr, unit)}{mark})"
+        median = format_seconds(self.median)
+        iqr = format_seconds(self.iqr, median.split()[-1])  # in the median's unit
+        if self.noisy:
+            return localized("{median} (IQR {iqr}, noisy)").format(median=median, iqr=iqr)
+        return localized("{median} (IQR {iqr})").format(median=median, iqr=iqr)
 
     def against(self, other: tuple[float, float]) -> str:
         """This time next to ``other``'s (a Timing: median, IQR): a ratio; or that the medians differ

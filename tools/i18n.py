@@ -89,6 +89,9 @@ FACTS = ("title", "purpose", "runs-on")
 SWITCH_EN = "**[中文版](README.zh-CN.md)**"
 SWITCH_ZH = "**[English](README.md)**"
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# Chinese punctuation (，。：；（） and the like): a template such as "PyTorch {version}（{build}）", whose words
+# are all in its fields, is translated by its punctuation alone.
+FULL_WIDTH = re.compile(r"[\u3000-\u303f\uff01-\uff0f\uff1a-\uff1f]")
 # Comments a tool reads: kept exactly as written in both editions.
 DIRECTIVE = re.compile(r"^#\s*(@save\b|@title\b|@param\b|@markdown\b|noqa\b|type:\s*ignore\b|fmt:\s*(on|off|skip)\b"
                        r"|pragma:|ruff:\s*noqa\b|isort:|pyright:)|^#!")
@@ -644,7 +647,7 @@ def entry_problems(entry: polib.POEntry, terms: list[Term]) -> list[str]:
         if entry.msgstr != entry.msgid:
             out.append("flagged verbatim but differs from the English")
         return out
-    if not CJK.search(entry.msgstr):
+    if not CJK.search(entry.msgstr) and not (FULL_WIDTH.search(entry.msgstr) and entry.msgstr != entry.msgid):
         out.append("no Chinese in the translation (flag it verbatim if it is pure code or a formula)")
     if kind.startswith(MESSAGE_KINDS) and format_fields(entry.msgid) != format_fields(entry.msgstr):
         out.append(f"keep the fields {format_fields(entry.msgid)} of the English, each as often as it has them"

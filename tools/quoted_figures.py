@@ -2,8 +2,8 @@
 
 Every timing a lesson prints has one form, `utils.Timing`'s: ``2.82 ms (IQR 0.0423 ms)``. A
 timing whose IQR is more than a third of its median is noise: it prints marked as such
-(``(IQR 3.90 ms, noisy)``), a stored output holds no unmarked one, and no sentence quotes one
-(a comparison the cell prints goes through `Timing.against`, which says when a difference is
+(``(IQR 3.90 ms, noisy)``; in Chinese ``(IQR 3.90 ms)，噪声大``), a stored output holds no unmarked one,
+and no sentence quotes one (a comparison the cell prints goes through `Timing.against`, which says when a difference is
 inside the noise). And a measured figure that the prose quotes (a time, a speed-up,
 a rate: ``10.3 ms``, ``1.91×``, ``12.5 GB/s``) must be printed, as quoted, by a code cell of the
 same section before that sentence: else the prose was written around another run. Approximate
@@ -34,7 +34,8 @@ from tools import gpu_report, gpu_runs, series
 NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"  # 3,350 is one number
 TIME_UNITS = ("s", "ms", "µs", "ns")
 SECONDS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
-TIMING = re.compile(rf"({NUMBER}) (s|ms|µs|ns) \(IQR ({NUMBER}) \2(, noisy)?\)")
+# The Chinese edition marks a noisy timing after the parenthesis: ``8.55 ms (IQR 3.90 ms)，噪声大``.
+TIMING = re.compile(rf"({NUMBER}) (s|ms|µs|ns) \(IQR ({NUMBER}) \2(, noisy\)|\)，噪声大|\))")
 # A measured figure: a time, a rate, or a ratio written onto its number (1.91×; but 64 × 64 is a
 # shape and 1000 × major a formula).
 FIGURE = re.compile(rf"(?<![\w.])({NUMBER})(?:\s?(ms|µs|ns|s|GB/s|GiB/s|MB/s|MiB/s|GFLOP/s|TFLOP/s)|([×x]))"
@@ -83,7 +84,7 @@ class Timing:
 
 def timings(text: str) -> list[Timing]:
     return [Timing(float(m.group(1).replace(",", "")), float(m.group(3).replace(",", "")), m.group(2), m.group(0),
-                   bool(m.group(4)), m.group(1)) for m in TIMING.finditer(text)]
+                   m.group(4) != ")", m.group(1)) for m in TIMING.finditer(text)]
 
 
 def unit(u: str) -> str:
