@@ -22,7 +22,7 @@ BRANCH = "main"
 # of the repository's files: tools/release.py). The badges open the tag's notebooks, so a lesson and its
 # helpers always come from the same release. `make release VERSION=...` writes the archive and the
 # version, regenerates the setup cells and badges, commits and tags; between releases nothing rewrites them.
-VERSION = "1.1.0"
+VERSION = "1.2.0"
 TAG = f"v{VERSION}"
 HELPERS_ARCHIVE = "release/series-helpers.zip"
 
