@@ -88,22 +88,22 @@ def _memory_adam_step_on_this_machine(state_bytes):
     return {"counted": f"{counted / _MEMORY_MIB:.1f}", "measured": measured}
 
 
-_MEMORY_ALIAS = {
-    "after del big: the tensor is alive": True,
-    "after del big and release: allocated counts it": True,
-    "after del big and release: reserved counts it": True,
-    "after del alias: the tensor is alive": False,
-    "after del alias: allocated counts it": False,
-    "after del alias: reserved counts it": True,
-    "after a second release: reserved counts it": False,
+_MEMORY_ALIAS = {  # the exercise's statements, by letter (their words are the lesson's, in each edition)
+    "a": True,   # after del big: the tensor is alive
+    "b": True,   # after del big and release: allocated counts it
+    "c": True,   # after del big and release: reserved counts it
+    "d": False,  # after del alias: the tensor is alive
+    "e": False,  # after del alias: allocated counts it
+    "f": True,   # after del alias: reserved counts it
+    "g": False,  # after a second release: reserved counts it
 }
 
 
 @_register("memory.alias", hint="memory.alias/hint")
 def _memory_alias(still_held):
-    wrong = _table_answers(still_held, _MEMORY_ALIAS, "still_held", "memory.alias/missing", "; ")
+    wrong = _table_answers(still_held, _MEMORY_ALIAS, "still_held", "memory.alias/missing")
     if wrong:
-        raise _Wrong("memory.alias/wrong", count=len(wrong), total=len(_MEMORY_ALIAS), names="; ".join(wrong))
+        raise _Wrong("memory.alias/wrong", count=len(wrong), total=len(_MEMORY_ALIAS), names=", ".join(wrong))
     return _memory_alias_on_this_machine()
 
 
