@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import textwrap
 import time
+import warnings
 from collections.abc import Callable
 from functools import partial
 
@@ -163,6 +164,22 @@ def hint(exercise_id: str) -> None:
     """Print a hint for exercise ``exercise_id`` (ValueError for an id that does not exist)."""
     exercise = _find(exercise_id)
     print(_say(exercise.hint) if exercise.hint else _say("core/no-hint", id=exercise_id))
+
+
+@contextlib.contextmanager
+def _float32_matmul_precision(precision: str):
+    """``torch.set_float32_matmul_precision(precision)`` while the block runs, then the setting as it was.
+    Quiet about PyTorch 2.9's warning that these older names will change: not the learner's concern."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        before = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision(precision)
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.set_float32_matmul_precision(before)
 
 
 def _expect(value: object, kind: type | tuple[type, ...], what: str) -> object:

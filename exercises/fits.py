@@ -7,7 +7,6 @@ micro-batches' means, their sum, the last one alone). Checkpointing is also judg
 keeps for the backward pass, counted as lesson 09's ``kept_for_backward`` counts, without the weights.
 """
 
-import contextlib
 import itertools
 import math
 import warnings
@@ -17,25 +16,9 @@ from torch import nn
 
 from utils import try_gpu
 
-from .core import _expect, _expect_callable, _register, _Wrong
+from .core import _expect, _expect_callable, _float32_matmul_precision, _register, _Wrong
 
 _TOLERANCE = 1e-5
-
-
-@contextlib.contextmanager
-def _full_float32():
-    """Matrix products in full float32 while a check runs, even where the learner allowed TF32 (lesson 10),
-    whose rounding is larger than the checks' tolerance."""
-    with warnings.catch_warnings():  # PyTorch 2.9 warns that this older API will change: not the learner's concern
-        warnings.simplefilter("ignore")
-        before = torch.get_float32_matmul_precision()
-        torch.set_float32_matmul_precision("highest")
-    try:
-        yield
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.set_float32_matmul_precision(before)
 
 
 def _small_model(device: torch.device) -> nn.Module:
@@ -70,7 +53,7 @@ def _a_multiple_of(a: torch.Tensor, b: torch.Tensor) -> bool:
 @_register("fits.uneven", hint="fits.uneven/hint")
 def _fits_uneven(accumulate_any):
     _expect_callable(accumulate_any, "accumulate_any")
-    with _full_float32():
+    with _float32_matmul_precision("highest"):  # even where the learner allowed TF32 (lesson 10)
         return _uneven(accumulate_any)
 
 
@@ -147,7 +130,7 @@ def _kept_without_weights(run, blocks: list[nn.Module]) -> tuple[object, int]:
 @_register("fits.segments", hint="fits.segments/hint")
 def _fits_segments(run_in_segments):
     _expect_callable(run_in_segments, "run_in_segments")
-    with _full_float32():
+    with _float32_matmul_precision("highest"):  # even where the learner allowed TF32 (lesson 10)
         return _segments(run_in_segments)
 
 

@@ -14,7 +14,7 @@ from torch.overrides import TorchFunctionMode
 
 from utils import Timing, matmul_gflops, matmul_peak_tflops, median_and_iqr_seconds, try_gpu
 
-from .core import _expect, _expect_callable, _numpy_refused, _register, _say, _Wrong
+from .core import _expect, _expect_callable, _float32_matmul_precision, _numpy_refused, _register, _say, _Wrong
 
 _PAYOFF_SIZES = (32, 64, 128, 256, 512, 1024)
 
@@ -140,13 +140,10 @@ def _payoff_peaks_on_this_machine():
     settings = [("float32", torch.float32, "highest"), ("float16", torch.float16, "highest")]
     if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0):
         settings.append((_say("payoff.peaks/tf32"), torch.float32, "high"))
-    before, rows = torch.get_float32_matmul_precision(), []
+    rows = []
     for label, dtype, precision in settings:
-        torch.set_float32_matmul_precision(precision)
-        try:
+        with _float32_matmul_precision(precision):
             rate, peak = matmul_gflops(n, device, dtype, min_run_time=0.05), matmul_peak_tflops(device, dtype)
-        finally:
-            torch.set_float32_matmul_precision(before)
         share = _say("payoff.peaks/share", share=f"{rate / (peak[0] * 1e3):.0%}", kind=peak[1],
                      peak=f"{peak[0]:g}") if peak else ""
         rows.append(_say("payoff.peaks/row", label=label, rate=f"{rate:.1f}", share=share))
