@@ -81,7 +81,6 @@ def _ddp_grads(make_model, inputs, labels):
 
 def _ddp_run_accumulate_step(accumulate_step):
     """Run the learner's step on a one-process DDP model; what it did, and what it should have done."""
-    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
     from torch.nn.parallel import DistributedDataParallel
 
     make_data, make_model = _ddp_lesson()
@@ -98,7 +97,12 @@ def _ddp_run_accumulate_step(accumulate_step):
             seen["all-reduces"] += 1
             for p, g in zip(bucket.parameters(), bucket.gradients(), strict=True):
                 seen["carried"][names[id(p)]] = g.detach().clone()
-            return allreduce_hook(state, bucket)
+            # One process: the average is the bucket itself. A finished future, made here, leaves Gloo's
+            # threads nothing of Python's to let go of (before PyTorch 2.8, allreduce_hook's could hang
+            # destroy_process_group at the end).
+            done = torch.futures.Future()
+            done.set_result(bucket.buffer())
+            return done
 
         model.register_comm_hook(None, counting_hook)
         original_no_sync = model.no_sync
