@@ -34,7 +34,8 @@ ZH_TABLES = Path("i18n", "zh", "messages.json")
 @cache
 def zh_tables() -> dict[str, dict[str, str]]:
     """The Chinese edition's texts, read once, at their first use: "messages", the exercise checks'
-    ``MESSAGES`` by key, and "texts", the helpers' ``localized`` texts by their English template.
+    ``MESSAGES`` by key, and "texts", the ``localized`` texts (the helpers' and the lessons' own cells')
+    by their English template.
     Without the file (a utils.py copied alone) the series' messages stay English, with a warning."""
     path = Path(__file__).resolve().parent / ZH_TABLES
     try:

@@ -86,6 +86,21 @@ def test_every_message_a_helper_raises_is_written_in_place_and_goes_through_loca
                 p for p, field in i18n.template_parts(template) if not field)), f"{cell_id}, line {line}: {template!r}"
 
 
+def test_a_sentence_a_lessons_own_cell_prints_through_localized_is_translated_and_found(zh):
+    """A lesson's or a solution's cell prints a sentence for the reader with localized(...) of a string written
+    in place: `make sync` puts it in the translation file (print/<cell id>), and the Chinese edition prints
+    its translation, while the code stays the same in both editions."""
+    cells = sync_notebooks.printing_cells(lessons())
+    ids = {cell_id for cell_id, _ in cells}
+    assert {"models-10", "practice-07"} <= ids, ids  # 04's guarded .cuda(), 14's comparison line
+    po = {e.msgid: e for e in i18n.load(i18n.MESSAGES_PO) if not e.obsolete and e.msgctxt.startswith("print/")}
+    for cell_id, source in cells:
+        for template, line in i18n.localized_calls(source):
+            assert template is not None, f"{cell_id}, line {line}: localized() of a string written in place"
+            assert template in po and po[template].msgstr, f"{cell_id}: {template!r} is not in {i18n.MESSAGES_PO}"
+            assert utils.localized(template) == po[template].msgstr and CJK.search(utils.localized(template))
+
+
 def test_every_field_of_a_translated_message_is_kept():
     assert i18n.format_fields("{a} and {b!r} and {a}") == ["{a}", "{a}", "{b!r}"]
     assert set(utils.zh_tables()["messages"]) <= set(exercises.messages.MESSAGES)

@@ -412,13 +412,20 @@ def localized_calls(source: str) -> list[tuple[str | None, int]]:
     return sorted(found, key=lambda f: f[1])
 
 
-def message_units(messages: dict[str, str], helpers: list[tuple[str, str]]) -> list[Unit]:
+def message_units(messages: dict[str, str], helpers: list[tuple[str, str]],
+                  prints: list[tuple[str, str]] = ()) -> list[Unit]:
     """The units of messages.po: each check message by its key, then each helper's localized() template,
-    by the cell that writes it (``helper/setup-check-11``)."""
+    by the cell that writes it (``helper/setup-check-11``), then each localized() template of a lesson's
+    or a solution's own cells (``print/models-10``): a sentence the cell prints for the reader."""
     units = [Unit(key, text, "message") for key, text in messages.items()]
     for cell_id, source in helpers:
         units += [Unit(f"helper/{cell_id}", t, "helper") for t, _ in localized_calls(source) if t]
+    for cell_id, source in prints:
+        units += [Unit(f"print/{cell_id}", t, "print") for t, _ in localized_calls(source) if t]
     return dedupe(units)
+
+
+LOCALIZED_CONTEXTS = ("helper/", "print/")  # messages.po entries that localized() looks up by their English
 
 
 # --- .po files ------------------------------------------------------------------------------
@@ -434,8 +441,11 @@ KIND_NOTE = {
     "message": "what an exercise check or hint prints (exercises/messages.py): keep each {field} as it is",
     "helper": "what a helper prints or raises for a reader, its template (the #@save cell of the msgctxt after"
               " helper/): keep each {field} as it is, in the order Chinese wants",
+    "print": "what a lesson's own cell prints for the reader, its template (the code cell of the msgctxt after"
+             " print/): keep each {field} as it is, in the order Chinese wants",
 }
-MESSAGE_KINDS = (KIND_NOTE["message"], KIND_NOTE["helper"])  # entries whose {fields} are filled in at run time
+# entries whose {fields} are filled in at run time
+MESSAGE_KINDS = (KIND_NOTE["message"], KIND_NOTE["helper"], KIND_NOTE["print"])
 
 
 def load(path: Path) -> polib.POFile:
