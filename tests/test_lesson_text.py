@@ -135,6 +135,15 @@ def test_every_note_mark_has_its_note_with_a_source_and_no_lesson_labels_a_figur
     assert not found, "\n".join(found)
 
 
+def test_the_solutions_mark_their_reasoned_figures_as_the_lessons_do():
+    """A solution page, in either edition, gives a reasoned figure the same note mark and sources cell as a
+    lesson, never an inline "reasoned, not a recorded run"."""
+    solutions = [p for p in all_notebooks() if p.parent.name == "solutions"]
+    assert len(solutions) >= 10
+    found = [p for path in solutions + [i18n.zh_path(p) for p in solutions] for p in note_problems(path)]
+    assert not found, "\n".join(found)
+
+
 def test_the_note_checker_finds_a_missing_note_a_sourceless_one_an_inline_label_and_the_order(tmp_path):
     mark = '<sup><a href="#sources">{}</a></sup>'.format
     sources = '<a id="sources"></a>\n\n## Where these figures come from\n\n'
