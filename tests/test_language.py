@@ -90,7 +90,8 @@ def test_a_sentence_a_lessons_own_cell_prints_through_localized_is_translated_an
     """A lesson's or a solution's cell prints a sentence for the reader with localized(...) of a string written
     in place: `make sync` puts it in the translation file (print/<cell id>), and the Chinese edition prints
     its translation, while the code stays the same in both editions."""
-    cells = sync_notebooks.printing_cells(lessons())
+    cells = sync_notebooks.printing_cells(sync_notebooks.read(path) for lesson in lessons()
+                                          for path in (lesson.path, lesson.solutions) if path.exists())
     ids = {cell_id for cell_id, _ in cells}
     assert {"models-10", "practice-07"} <= ids, ids  # 04's guarded .cuda(), 14's comparison line
     po = {e.msgid: e for e in i18n.load(i18n.MESSAGES_PO) if not e.obsolete and e.msgctxt.startswith("print/")}

@@ -24,7 +24,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -261,19 +261,12 @@ def saved_cells(series: list[Lesson]) -> list[tuple[Lesson, str, str]]:
     return found
 
 
-def printing_cells(series: list[Lesson]) -> list[tuple[str, str]]:
-    """(cell id, source) of every other code cell of the lessons and their solutions that calls localized():
-    a sentence it prints for the reader, in the edition's language."""
-    found = []
-    for lesson in series:
-        for path in (lesson.path, lesson.solutions):
-            if not path.exists():
-                continue
-            for cell in read(path).cells:
-                if (cell.cell_type == "code" and "localized(" in cell.source
-                        and not cell.source.lstrip().startswith("#@save")):
-                    found.append((cell.id, cell.source))
-    return found
+def printing_cells(notebooks: Iterable[nbformat.NotebookNode]) -> list[tuple[str, str]]:
+    """(cell id, source) of every code cell of ``notebooks`` (lessons, solutions) but a #@save cell that calls
+    localized(): a sentence it prints for the reader, in the edition's language."""
+    return [(cell.id, cell.source) for nb in notebooks for cell in nb.cells
+            if cell.cell_type == "code" and "localized(" in cell.source
+            and not cell.source.lstrip().startswith("#@save")]
 
 
 def import_lines(imports: list[ast.stmt]) -> str:
@@ -324,8 +317,8 @@ def exercise_messages() -> dict[str, str]:
 def zh_tables(po) -> str:
     """i18n/zh/messages.json: the translated entries of i18n/zh/messages.po as data, "messages" (the exercise
     checks' MESSAGES by key) and "texts" (the localized() texts of the helpers and of the lessons' own
-    cells, by their English template); a stale
-    entry is left out, so its English shows until it is translated again. Only the Chinese edition reads it."""
+    cells, by their English template); a stale entry is left out, so its English shows until it is
+    translated again. Only the Chinese edition reads it."""
     messages, texts = {}, {}
     for entry in po:
         if entry.obsolete or not entry.msgstr.strip() or "fuzzy" in entry.flags:
@@ -700,10 +693,11 @@ def build() -> tuple[dict, list[str]]:
     out.update(english)
     readme = ROOT / "README.md"
     out[readme] = apply_readme(readme.read_text(encoding="utf-8"), series)
-    # What the series' own code says to a reader: the checks' messages and the helpers' localized() texts.
+    # What the series' own code says to a reader: the checks' messages, and the localized() texts of the
+    # helpers and of the lessons' and solutions' own cells (the notebooks as parsed above).
     helpers = [(cell_id, source) for _, cell_id, source in saved_cells(series)]
     messages_po = i18n.merge(i18n.load(i18n.MESSAGES_PO),
-                             i18n.message_units(exercise_messages(), helpers, printing_cells(series)))
+                             i18n.message_units(exercise_messages(), helpers, printing_cells(parsed.values())))
     out[i18n.MESSAGES_PO] = i18n.po_text(messages_po)
     problems += i18n.po_problems(messages_po, "i18n/zh/messages.po", terms)
     out[ROOT / "utils.py"] = utils_source(series)
